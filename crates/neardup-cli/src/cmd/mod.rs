@@ -1,0 +1,2 @@
+//! One module per subcommand; each exposes a clap `Args` struct and a `run` function.
+pub mod index_cmds;

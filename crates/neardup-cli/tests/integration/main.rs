@@ -1,0 +1,3 @@
+//! One integration-test binary for the `neardup` CLI, with a module per topic.
+mod util;
+mod index;

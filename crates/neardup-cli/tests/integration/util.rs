@@ -1,0 +1,27 @@
+//! Helpers shared by the CLI integration tests.
+#![allow(dead_code)]
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Path of the built `neardup` binary.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_neardup"))
+}
+
+/// Runs `neardup` with `args` and optional stdin, returning its output.
+pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn neardup");
+    {
+        let mut si = child.stdin.take().unwrap();
+        if let Some(data) = stdin {
+            si.write_all(data).unwrap();
+        }
+    }
+    child.wait_with_output().expect("wait neardup")
+}
