@@ -1,1 +1,30 @@
-//! placeholder
+//! # neardup
+//!
+//! Near-duplicate text detection at web scale: the pages a crawler should not store twice, the
+//! stories a search engine folds into "12 similar articles", the copies to strip from a
+//! training corpus.
+//!
+//! Data flows one way: **text → [normalize] → [features] → [fingerprint] (simhash) →
+//! index (`neardup-index`) → engine → store**.
+//!
+//! ```
+//! use neardup::{Fingerprinter, FingerprintConfig, hamming};
+//! let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+//! let a = fp.simhash("你妈妈喊你回家吃饭哦，回家罗回家罗").unwrap();
+//! let b = fp.simhash("你妈妈叫你回家吃饭啦，回家罗回家罗").unwrap();
+//! let c = fp.simhash("we all scream for ice cream").unwrap();
+//! assert!(hamming(a, b) < hamming(a, c));
+//! ```
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod features;
+pub mod fingerprint;
+pub mod hash;
+pub mod idf;
+pub mod normalize;
+pub mod simhash;
+
+pub use error::{Error, Result};
+pub use fingerprint::{Fingerprint, FingerprintConfig, Fingerprinter};
+pub use simhash::hamming;
