@@ -1,1 +1,87 @@
-//! placeholder
+//! Exact Hamming-distance search over 64-bit fingerprints with permuted block tables
+//! (Manku, Jain and Das Sarma, *Detecting near-duplicates for web crawling*, WWW 2007).
+//!
+//! This crate owns:
+//! - [`Layout`] — how the 64 bits are cut into blocks and which block sets key the tables, and
+//!   the planner ([`Layout::plan`], [`Layout::plan_self_join`]) with its documented cost model;
+//! - [`HammingIndex`] — a mutable index over `(fingerprint, handle)` entries answering "every
+//!   entry within distance `k`" exactly, with inserts, removals, early-exit search and parallel
+//!   batch search;
+//! - [`all_pairs`] — the self-join of a set of fingerprints;
+//! - [`fpfile`] — fingerprint file reading/writing; [`gen`] — synthetic fingerprints;
+//! - [`linear_search`] / [`linear_all_pairs`] — the brute-force reference used by the tests and
+//!   benches.
+//!
+//! # Invariants
+//! - Results are exact: a search returns every live entry with `hamming(q, fp) <= k` and nothing
+//!   else, each entry once (entries are a multiset: a duplicate insert is reported twice).
+//! - `k` may be anything up to the layout's [`Layout::max_distance`]; larger is an
+//!   [`Error::DistanceTooLarge`], never a wrong answer.
+//! - Public functions never panic on user input (files, distances, layout names).
+//!
+//! # Example
+//! ```
+//! use neardup_index::{HammingIndex, Layout};
+//! let layout = Layout::new(4, 3).unwrap(); // 4 tables with 16-bit keys, k <= 3
+//! let mut index = HammingIndex::build(layout, &[(0xdead_beef, 1), (0xdead_beef ^ 0b111, 2)]).unwrap();
+//! index.insert(!0u64, 3).unwrap();
+//! let hits = index.search(0xdead_beef ^ 1, 3).unwrap();
+//! assert_eq!(hits.iter().map(|m| (m.handle, m.distance)).collect::<Vec<_>>(), [(1, 1), (2, 2)]);
+//! assert!(index.remove(0xdead_beef, 1));
+//! assert_eq!(index.len(), 2);
+//! assert!(index.search(0, 9).is_err()); // beyond the layout's max distance
+//! let pairs = neardup_index::all_pairs(&[5, 4, 1 << 40, 7], 1).unwrap();
+//! assert_eq!(pairs, [(0, 1, 1), (0, 3, 1)]);
+//! ```
+#![warn(missing_docs)]
+
+mod error;
+pub mod fpfile;
+pub mod gen;
+mod index;
+mod kernel;
+pub mod layout;
+mod pairs;
+mod table;
+
+pub use error::{Error, Result};
+pub use index::{HammingIndex, Match, MAX_ENTRIES};
+pub use layout::Layout;
+pub use pairs::{all_pairs, all_pairs_with};
+
+/// Hamming distance between two fingerprints.
+#[inline]
+pub fn hamming(a: u64, b: u64) -> u32 {
+    (a ^ b).count_ones()
+}
+
+/// Brute force: every entry within distance `k` of `q`, sorted like [`HammingIndex::search`].
+pub fn linear_search(entries: &[(u64, u32)], q: u64, k: u32) -> Vec<Match> {
+    let mut out: Vec<Match> = entries
+        .iter()
+        .filter_map(|&(fp, handle)| {
+            let d = hamming(fp, q);
+            (d <= k).then_some(Match {
+                handle,
+                fingerprint: fp,
+                distance: d as u8,
+            })
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Brute force: every pair `(i, j, distance)`, `i < j`, within distance `k`, sorted.
+pub fn linear_all_pairs(fps: &[u64], k: u32) -> Vec<(u32, u32, u8)> {
+    let mut out = Vec::new();
+    for i in 0..fps.len() {
+        for j in i + 1..fps.len() {
+            let d = hamming(fps[i], fps[j]);
+            if d <= k {
+                out.push((i as u32, j as u32, d as u8));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,262 @@
+//! One permuted table: a bucket directory over the top `d` bits of the permuted fingerprint,
+//! contiguous residual arrays (structure of arrays), a tombstone bitmap and a small bucketed
+//! delta for inserts.
+//!
+//! Invariants:
+//! - `dir.len() == 2^d + 1`, `dir[0] == 0`, non-decreasing, `dir[2^d] == lo.len()`; the entries of
+//!   slot `s` (those whose permuted top `d` bits equal `s`) are `dir[s]..dir[s+1]`.
+//! - `lo[i] | hi[i] << 32` is the residual (the permuted fingerprint's low `64 - d` bits,
+//!   `d >= 16` so it fits 48 bits); `handles[i]` is its handle.
+//! - `dead` is empty or has one bit per main entry; a set bit is a removed entry.
+//! - `delta` is empty or has `2^DELTA_BITS` buckets of `(permuted fingerprint, handle)` keyed by
+//!   the top `DELTA_BITS` bits.
+use crate::layout::{directory_bits, MIN_DIR_BITS};
+use std::ops::ControlFlow;
+
+/// Bits of the delta's bucket key.
+pub(crate) const DELTA_BITS: u32 = MIN_DIR_BITS;
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Table {
+    key_bits: u32,
+    d: u32,
+    dir: Vec<u32>,
+    lo: Vec<u32>,
+    hi: Vec<u16>,
+    handles: Vec<u32>,
+    dead: Vec<u64>,
+    dead_count: usize,
+    delta: Vec<Vec<(u64, u32)>>,
+    delta_len: usize,
+}
+
+#[inline(always)]
+fn lowmask(bits: u32) -> u64 {
+    if bits >= 64 {
+        !0
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+impl Table {
+    /// An empty table.
+    pub fn empty(key_bits: u32) -> Table {
+        Table::build_from(key_bits, 0, std::iter::empty)
+    }
+
+    /// Builds the main arrays by a counting sort on the top `d` bits; `items` is called twice
+    /// and must yield the same `n` `(permuted fingerprint, handle)` items both times.
+    pub fn build_from<I, F>(key_bits: u32, n: usize, items: F) -> Table
+    where
+        I: Iterator<Item = (u64, u32)>,
+        F: Fn() -> I,
+    {
+        let d = directory_bits(n as u64, key_bits);
+        let shift = 64 - d;
+        let slots = 1usize << d;
+        let mut dir = vec![0u32; slots + 1];
+        for (p, _) in items() {
+            dir[(p >> shift) as usize + 1] += 1;
+        }
+        for i in 1..=slots {
+            dir[i] += dir[i - 1];
+        }
+        let mut cursor: Vec<u32> = dir[..slots].to_vec();
+        let mut lo = vec![0u32; n];
+        let mut hi = vec![0u16; n];
+        let mut handles = vec![0u32; n];
+        let rm = lowmask(shift);
+        for (p, h) in items() {
+            let s = (p >> shift) as usize;
+            let i = cursor[s] as usize;
+            cursor[s] += 1;
+            let r = p & rm;
+            lo[i] = r as u32;
+            hi[i] = (r >> 32) as u16;
+            handles[i] = h;
+        }
+        Table {
+            key_bits,
+            d,
+            dir,
+            lo,
+            hi,
+            handles,
+            ..Table::default()
+        }
+    }
+
+    /// Live entries (main, then delta) as `(permuted fingerprint, handle)`.
+    pub fn iter_live(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let shift = 64 - self.d;
+        let slots = self.dir.len() - 1;
+        (0..slots)
+            .flat_map(move |s| {
+                (self.dir[s] as usize..self.dir[s + 1] as usize)
+                    .filter(move |&i| !self.is_dead(i))
+                    .map(move |i| (((s as u64) << shift) | self.resid(i), self.handles[i]))
+            })
+            .chain(self.delta.iter().flatten().copied())
+    }
+
+    /// Rebuilds the main arrays from the live entries (merging the delta, dropping tombstones).
+    pub fn rebuild(&mut self) {
+        let n = self.len();
+        let fresh = Table::build_from(self.key_bits, n, || self.iter_live());
+        *self = fresh;
+    }
+
+    #[inline(always)]
+    fn resid(&self, i: usize) -> u64 {
+        (self.hi[i] as u64) << 32 | self.lo[i] as u64
+    }
+
+    #[inline(always)]
+    fn is_dead(&self, i: usize) -> bool {
+        !self.dead.is_empty() && self.dead[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// Live entries.
+    pub fn len(&self) -> usize {
+        self.lo.len() - self.dead_count + self.delta_len
+    }
+
+    pub fn main_len(&self) -> usize {
+        self.lo.len()
+    }
+
+    pub fn delta_len(&self) -> usize {
+        self.delta_len
+    }
+
+    pub fn dead_count(&self) -> usize {
+        self.dead_count
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.dir.capacity() * 4
+            + self.lo.capacity() * 4
+            + self.hi.capacity() * 2
+            + self.handles.capacity() * 4
+            + self.dead.capacity() * 8
+            + self.delta.capacity() * std::mem::size_of::<Vec<(u64, u32)>>()
+            + self
+                .delta
+                .iter()
+                .map(|b| b.capacity() * std::mem::size_of::<(u64, u32)>())
+                .sum::<usize>()
+    }
+
+    pub fn insert(&mut self, p: u64, h: u32) {
+        if self.delta.is_empty() {
+            self.delta = vec![Vec::new(); 1 << DELTA_BITS];
+        }
+        self.delta[(p >> (64 - DELTA_BITS)) as usize].push((p, h));
+        self.delta_len += 1;
+    }
+
+    /// Removes one copy of `(p, h)`; false if absent.
+    pub fn remove(&mut self, p: u64, h: u32) -> bool {
+        if !self.delta.is_empty() {
+            let b = &mut self.delta[(p >> (64 - DELTA_BITS)) as usize];
+            if let Some(i) = b.iter().position(|&e| e == (p, h)) {
+                b.swap_remove(i);
+                self.delta_len -= 1;
+                return true;
+            }
+        }
+        let shift = 64 - self.d;
+        let s = (p >> shift) as usize;
+        let r = p & lowmask(shift);
+        let (rl, rh) = (r as u32, (r >> 32) as u16);
+        for i in self.dir[s] as usize..self.dir[s + 1] as usize {
+            if self.lo[i] == rl && self.hi[i] == rh && self.handles[i] == h && !self.is_dead(i) {
+                if self.dead.is_empty() {
+                    self.dead = vec![0u64; self.lo.len().div_ceil(64)];
+                }
+                self.dead[i / 64] |= 1 << (i % 64);
+                self.dead_count += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Calls `f(handle, permuted fingerprint, distance)` for every live entry within distance
+    /// `k` of the permuted query `qp` whose key (top `key_bits` bits) equals the query's. May also
+    /// report entries with other keys (when the directory is coarser than the key); all reported
+    /// distances are exact.
+    #[inline]
+    pub fn scan<F>(&self, qp: u64, k: u32, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32, u64, u32) -> ControlFlow<()>,
+    {
+        if !self.lo.is_empty() {
+            let shift = 64 - self.d;
+            let qres = qp & lowmask(shift);
+            let qslot = qp >> shift;
+            if self.d <= self.key_bits {
+                self.scan_slot(qslot as usize, qres, k, 0, f)?;
+            } else {
+                let extra = self.d - self.key_bits;
+                let first = (qp >> (64 - self.key_bits)) << extra;
+                for s in first..first + (1u64 << extra) {
+                    let td = (s ^ qslot).count_ones();
+                    if td <= k {
+                        self.scan_slot(s as usize, qres, k - td, td, f)?;
+                    }
+                }
+            }
+        }
+        if !self.delta.is_empty() {
+            let qb = qp >> (64 - DELTA_BITS);
+            if self.key_bits >= DELTA_BITS {
+                Self::scan_delta(&self.delta[qb as usize], qp, k, f)?;
+            } else {
+                let extra = DELTA_BITS - self.key_bits;
+                let first = (qp >> (64 - self.key_bits)) << extra;
+                for b in first..first + (1u64 << extra) {
+                    if (b ^ qb).count_ones() <= k {
+                        Self::scan_delta(&self.delta[b as usize], qp, k, f)?;
+                    }
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    #[inline]
+    fn scan_delta<F>(bucket: &[(u64, u32)], qp: u64, k: u32, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32, u64, u32) -> ControlFlow<()>,
+    {
+        for &(p, h) in bucket {
+            let dist = (p ^ qp).count_ones();
+            if dist <= k {
+                f(h, p, dist)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    #[inline]
+    fn scan_slot<F>(&self, s: usize, qres: u64, thr: u32, td: u32, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32, u64, u32) -> ControlFlow<()>,
+    {
+        let a = self.dir[s] as usize;
+        let b = self.dir[s + 1] as usize;
+        if a == b {
+            return ControlFlow::Continue(());
+        }
+        let top = (s as u64) << (64 - self.d);
+        crate::kernel::scan(&self.lo[a..b], &self.hi[a..b], qres, thr, &mut |i, dist| {
+            let pos = a + i;
+            if self.is_dead(pos) {
+                return ControlFlow::Continue(());
+            }
+            f(self.handles[pos], top | self.resid(pos), dist + td)
+        })
+    }
+}
