@@ -847,7 +847,8 @@ impl WriterThread {
         fp("log-before-write").at(&path)?;
         #[cfg(feature = "failpoints")]
         if let Err(e) = fp("torn-write") {
-            self.file.write_all(&bytes[..bytes.len() / 2]).at(&path)?;
+            // Half the batch plus one byte, so the cut never falls on a frame boundary.
+            self.file.write_all(&bytes[..bytes.len() / 2 + 1]).at(&path)?;
             return Err(Error::io(path, e));
         }
         self.file.write_all(bytes).at(&path)
