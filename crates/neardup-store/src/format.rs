@@ -72,7 +72,11 @@ fn le_u64(b: &[u8]) -> u64 {
 }
 
 /// Decodes and verifies the header at the start of `data`.
-pub(crate) fn decode_header<'a>(data: &'a [u8], magic: &[u8; 8], path: &Path) -> Result<Header<'a>> {
+pub(crate) fn decode_header<'a>(
+    data: &'a [u8],
+    magic: &[u8; 8],
+    path: &Path,
+) -> Result<Header<'a>> {
     if data.len() < 8 || &data[..8] != magic {
         return Err(Error::NotStoreFile { path: path.into() });
     }
@@ -133,7 +137,10 @@ pub(crate) struct Scan {
 
 /// Parses the frame at `off`; returns the payload range or why it is invalid.
 #[inline]
-pub(crate) fn frame_at(data: &[u8], off: usize) -> std::result::Result<(usize, usize), &'static str> {
+pub(crate) fn frame_at(
+    data: &[u8],
+    off: usize,
+) -> std::result::Result<(usize, usize), &'static str> {
     let rest = data.len() - off;
     if rest < FRAME_HEADER {
         return Err("file ends inside a frame header");
@@ -239,12 +246,18 @@ pub(crate) fn classify(name: &str) -> Entry {
         }
         return Entry::Unknown;
     }
-    if let Some(n) = name.strip_prefix("log-").and_then(|s| s.strip_suffix(".seg")) {
+    if let Some(n) = name
+        .strip_prefix("log-")
+        .and_then(|s| s.strip_suffix(".seg"))
+    {
         if let Some(lsn) = parse_num(n) {
             return Entry::Segment(lsn);
         }
     }
-    if let Some(n) = name.strip_prefix("snapshot-").and_then(|s| s.strip_suffix(".snap")) {
+    if let Some(n) = name
+        .strip_prefix("snapshot-")
+        .and_then(|s| s.strip_suffix(".snap"))
+    {
         if let Some(lsn) = parse_num(n) {
             return Entry::Snapshot(lsn);
         }
@@ -263,13 +276,19 @@ mod tests {
         assert_eq!(h.len(), header_len(b"cfg"));
         let d = decode_header(&h, &SEGMENT_MAGIC, p).unwrap();
         assert_eq!((d.lsn, d.config, d.len), (42, &b"cfg"[..], h.len()));
-        assert!(matches!(decode_header(&h, &SNAPSHOT_MAGIC, p), Err(Error::NotStoreFile { .. })));
+        assert!(matches!(
+            decode_header(&h, &SNAPSHOT_MAGIC, p),
+            Err(Error::NotStoreFile { .. })
+        ));
         for cut in 0..h.len() {
             assert!(decode_header(&h[..cut], &SEGMENT_MAGIC, p).is_err());
         }
         let mut bad = h.clone();
         bad[21] ^= 1;
-        assert!(matches!(decode_header(&bad, &SEGMENT_MAGIC, p), Err(Error::CorruptHeader { .. })));
+        assert!(matches!(
+            decode_header(&bad, &SEGMENT_MAGIC, p),
+            Err(Error::CorruptHeader { .. })
+        ));
         let mut newer = h;
         newer[8] = 2;
         assert!(matches!(

@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use memmap2::Mmap;
 
 use crate::error::{Error, IoContext, Result};
-use crate::format::{self, Entry, FRAME_HEADER, MAX_CONFIG_BYTES, MAX_RECORD_BYTES, SEGMENT_MAGIC, SNAPSHOT_MAGIC, TRAILER_LEN};
+use crate::format::{
+    self, Entry, FRAME_HEADER, MAX_CONFIG_BYTES, MAX_RECORD_BYTES, SEGMENT_MAGIC, SNAPSHOT_MAGIC,
+    TRAILER_LEN,
+};
 use crate::lock::DirLock;
 use crate::recovered::{LogRecords, Recovered, SegmentView, Snapshot};
 use crate::Lsn;
@@ -149,7 +152,8 @@ fn create_segment(dir: &Path, base: Lsn, config: &[u8]) -> Result<(File, PathBuf
         .truncate(true)
         .open(&tmp)
         .at(&tmp)?;
-    f.write_all(&format::encode_header(&SEGMENT_MAGIC, base, config)).at(&tmp)?;
+    f.write_all(&format::encode_header(&SEGMENT_MAGIC, base, config))
+        .at(&tmp)?;
     f.sync_all().at(&tmp)?;
     fp("rotate-before-rename").at(&tmp)?;
     fs::rename(&tmp, &path).at(&path)?;
@@ -196,7 +200,10 @@ fn load_snapshot(path: &Path, lsn: Lsn, config: &[u8]) -> Result<Snapshot> {
         .ok_or_else(|| corrupt("bad trailer magic".into()))?;
     let body = hl..map.len() - TRAILER_LEN;
     if body_len != body.len() as u64 {
-        return Err(corrupt(format!("trailer says {body_len} body bytes, file holds {}", body.len())));
+        return Err(corrupt(format!(
+            "trailer says {body_len} body bytes, file holds {}",
+            body.len()
+        )));
     }
     if crc32fast::hash(&map[body.clone()]) != crc {
         return Err(corrupt("body checksum mismatch".into()));
@@ -280,7 +287,9 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("dir", &self.shared.dir).finish_non_exhaustive()
+        f.debug_struct("Store")
+            .field("dir", &self.shared.dir)
+            .finish_non_exhaustive()
     }
 }
 
@@ -296,14 +305,20 @@ impl Store {
     pub fn open(dir: impl AsRef<Path>, opts: StoreOptions) -> Result<(Store, Recovered)> {
         let dir = dir.as_ref().to_path_buf();
         if opts.segment_bytes < 1024 {
-            return Err(Error::InvalidOptions("segment_bytes must be at least 1024".into()));
+            return Err(Error::InvalidOptions(
+                "segment_bytes must be at least 1024".into(),
+            ));
         }
         if opts.config.len() > MAX_CONFIG_BYTES {
-            return Err(Error::InvalidOptions(format!("config must be at most {MAX_CONFIG_BYTES} bytes")));
+            return Err(Error::InvalidOptions(format!(
+                "config must be at most {MAX_CONFIG_BYTES} bytes"
+            )));
         }
         if let SyncMode::Batch { interval } = opts.sync {
             if interval.is_zero() {
-                return Err(Error::InvalidOptions("SyncMode::Batch interval must be > 0".into()));
+                return Err(Error::InvalidOptions(
+                    "SyncMode::Batch interval must be > 0".into(),
+                ));
             }
         }
         fs::create_dir_all(&dir).at(&dir)?;
@@ -343,7 +358,11 @@ impl Store {
         segs.sort_unstable();
 
         let snapshot = match snaps.last() {
-            Some(&l) => Some(load_snapshot(&dir.join(format::snapshot_name(l)), l, &opts.config)?),
+            Some(&l) => Some(load_snapshot(
+                &dir.join(format::snapshot_name(l)),
+                l,
+                &opts.config,
+            )?),
             None => None,
         };
         let snap_lsn = snapshot.as_ref().map_or(0, |s| s.lsn);
@@ -655,16 +674,25 @@ impl Store {
                 .open(&tmp)
                 .at(&tmp)?;
             let mut w = BufWriter::with_capacity(1 << 20, file);
-            w.write_all(&format::encode_header(&SNAPSHOT_MAGIC, lsn, &sh.opts.config))
-                .at(&tmp)?;
+            w.write_all(&format::encode_header(
+                &SNAPSHOT_MAGIC,
+                lsn,
+                &sh.opts.config,
+            ))
+            .at(&tmp)?;
             let mut body = CrcWriter {
                 inner: w,
                 hasher: crc32fast::Hasher::new(),
                 len: 0,
             };
             write_body(&mut body).at(&tmp)?;
-            let CrcWriter { inner: mut w, hasher, len } = body;
-            w.write_all(&format::encode_trailer(len, hasher.finalize())).at(&tmp)?;
+            let CrcWriter {
+                inner: mut w,
+                hasher,
+                len,
+            } = body;
+            w.write_all(&format::encode_trailer(len, hasher.finalize()))
+                .at(&tmp)?;
             let file = w.into_inner().map_err(|e| e.into_error()).at(&tmp)?;
             fp("snapshot-before-sync").at(&tmp)?;
             file.sync_all().at(&tmp)?;
@@ -797,7 +825,11 @@ impl WriterThread {
                             if el >= iv {
                                 break;
                             }
-                            st = sh.work.wait_timeout(st, iv - el).unwrap_or_else(|e| e.into_inner()).0;
+                            st = sh
+                                .work
+                                .wait_timeout(st, iv - el)
+                                .unwrap_or_else(|e| e.into_inner())
+                                .0;
                         }
                         _ => st = sh.work.wait(st).unwrap_or_else(|e| e.into_inner()),
                     }
@@ -809,7 +841,11 @@ impl WriterThread {
                 if wake {
                     sh.done.notify_all();
                 }
-                (chunks, st.sync_requested > self.synced || st.shutdown, st.shutdown)
+                (
+                    chunks,
+                    st.sync_requested > self.synced || st.shutdown,
+                    st.shutdown,
+                )
             };
             for c in &chunks {
                 if let Some(base) = c.new_segment {
@@ -848,7 +884,9 @@ impl WriterThread {
         #[cfg(feature = "failpoints")]
         if let Err(e) = fp("torn-write") {
             // Half the batch plus one byte, so the cut never falls on a frame boundary.
-            self.file.write_all(&bytes[..bytes.len() / 2 + 1]).at(&path)?;
+            self.file
+                .write_all(&bytes[..bytes.len() / 2 + 1])
+                .at(&path)?;
             return Err(Error::io(path, e));
         }
         self.file.write_all(bytes).at(&path)

@@ -55,11 +55,20 @@ fn state(rec: &Recovered) -> Vec<Vec<u8>> {
 
 /// Recovery must yield every acknowledged record and otherwise only a prefix
 /// of what was attempted (never anything else, never a gap).
-fn check(dir: &Path, acked: usize, attempted: &[Vec<u8>], segment_bytes: u64) -> (Store, Recovered) {
+fn check(
+    dir: &Path,
+    acked: usize,
+    attempted: &[Vec<u8>],
+    segment_bytes: u64,
+) -> (Store, Recovered) {
     failpoints::clear();
     let (store, rec) = Store::open(dir, opts(segment_bytes)).expect("recovery must not fail");
     let s = state(&rec);
-    assert!(s.len() >= acked, "lost acknowledged records: {} < {acked}", s.len());
+    assert!(
+        s.len() >= acked,
+        "lost acknowledged records: {} < {acked}",
+        s.len()
+    );
     assert!(s.len() <= attempted.len());
     assert_eq!(s[..], attempted[..s.len()]);
     (store, rec)
@@ -68,7 +77,10 @@ fn check(dir: &Path, acked: usize, attempted: &[Vec<u8>], segment_bytes: u64) ->
 fn ack_n(store: &Store, attempted: &mut Vec<Vec<u8>>, n: usize) {
     for _ in 0..n {
         let pl = p(attempted.len());
-        assert_eq!(store.append_durable(&pl).unwrap(), attempted.len() as Lsn + 1);
+        assert_eq!(
+            store.append_durable(&pl).unwrap(),
+            attempted.len() as Lsn + 1
+        );
         attempted.push(pl);
     }
 }
@@ -89,7 +101,9 @@ fn fail_batch(store: &Store, attempted: &mut Vec<Vec<u8>>, n: usize) {
     }
     assert!(!tickets.is_empty());
     let results: Vec<_> = tickets.into_iter().map(|t| t.wait()).collect();
-    assert!(results.iter().any(|r| matches!(r, Err(Error::Failed { .. }))));
+    assert!(results
+        .iter()
+        .any(|r| matches!(r, Err(Error::Failed { .. }))));
     assert!(matches!(store.append(b"more"), Err(Error::Failed { .. })));
     assert!(matches!(store.sync(), Err(Error::Failed { .. })));
 }
@@ -137,7 +151,10 @@ fn failure_before_write_or_before_sync_is_never_acknowledged() {
 #[test]
 fn crash_during_rotation() {
     let _g = serial();
-    for point in ["rotate-before-rename", "rotate-after-rename-before-dir-sync"] {
+    for point in [
+        "rotate-before-rename",
+        "rotate-after-rename-before-dir-sync",
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let mut attempted = Vec::new();
         let (store, _) = Store::open(dir.path(), opts(1024)).unwrap();
@@ -164,7 +181,13 @@ fn crash_during_rotation() {
         assert_eq!(state(&rec).len(), n + 40);
         let tmp = std::fs::read_dir(dir.path())
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
             .count();
         assert_eq!(tmp, 0);
     }
@@ -185,7 +208,9 @@ fn crash_during_snapshot_at_every_step() {
         let mut attempted = Vec::new();
         let (store, _) = Store::open(dir.path(), opts(1024)).unwrap();
         ack_n(&store, &mut attempted, 40);
-        store.snapshot(20, |w| w.write_all(&body(&attempted[..20]))).unwrap();
+        store
+            .snapshot(20, |w| w.write_all(&body(&attempted[..20])))
+            .unwrap();
         ack_n(&store, &mut attempted, 60);
         failpoints::set(point, Action::Error);
         let err = store
@@ -199,11 +224,21 @@ fn crash_during_snapshot_at_every_step() {
         let (store, rec) = check(dir.path(), 105, &attempted, 1024);
         assert_eq!(state(&rec).len(), 105);
         let published = !matches!(point, "snapshot-before-sync" | "before-rename");
-        assert_eq!(rec.snapshot_lsn(), if published { 90 } else { 20 }, "{point}");
+        assert_eq!(
+            rec.snapshot_lsn(),
+            if published { 90 } else { 20 },
+            "{point}"
+        );
         // Exactly one snapshot file remains after recovery.
         let snaps = std::fs::read_dir(dir.path())
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("snapshot-"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("snapshot-")
+            })
             .count();
         assert_eq!(snaps, 1, "{point}");
         // And snapshots keep working afterwards.

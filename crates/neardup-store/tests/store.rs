@@ -2,7 +2,6 @@
 //! locking, concurrency, and a model-based property test.
 
 use std::fs::{self, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -83,7 +82,9 @@ fn append_reopen_roundtrip_with_rotation_and_snapshot() {
             assert_eq!(lsn, i + 1);
         }
         assert!(files(dir.path(), "log-").len() > 5, "rotation happened");
-        let info = store.snapshot(150, |w| w.write_all(&encode_state(&model[..150]))).unwrap();
+        let info = store
+            .snapshot(150, |w| w.write_all(&encode_state(&model[..150])))
+            .unwrap();
         assert!(info.segments_deleted > 0);
         assert_eq!(store.snapshot_lsn(), 150);
         for i in 200..230 {
@@ -99,7 +100,9 @@ fn append_reopen_roundtrip_with_rotation_and_snapshot() {
     assert_eq!(store.append_durable(b"next").unwrap(), 231);
     // The covered segments are gone: the first remaining one starts at or before 151.
     let first = files(dir.path(), "log-")[0].clone();
-    let base: u64 = first.file_name().unwrap().to_string_lossy()[4..24].parse().unwrap();
+    let base: u64 = first.file_name().unwrap().to_string_lossy()[4..24]
+        .parse()
+        .unwrap();
     assert!(base <= 151);
     assert_eq!(files(dir.path(), "snapshot-").len(), 1);
 }
@@ -115,11 +118,20 @@ fn empty_snapshot_at_zero_and_at_same_lsn() {
     store.snapshot(1, |w| w.write_all(b"v2")).unwrap();
     assert!(matches!(
         store.snapshot(0, |_| Ok(())),
-        Err(Error::InvalidSnapshotLsn { requested: 0, newest: 1, last: 1 })
+        Err(Error::InvalidSnapshotLsn {
+            requested: 0,
+            newest: 1,
+            last: 1
+        })
     ));
-    assert!(matches!(store.snapshot(2, |_| Ok(())), Err(Error::InvalidSnapshotLsn { .. })));
+    assert!(matches!(
+        store.snapshot(2, |_| Ok(())),
+        Err(Error::InvalidSnapshotLsn { .. })
+    ));
     // A failing body writer leaves no file behind and changes nothing.
-    let err = store.snapshot(1, |_| Err(std::io::Error::other("engine failed"))).unwrap_err();
+    let err = store
+        .snapshot(1, |_| Err(std::io::Error::other("engine failed")))
+        .unwrap_err();
     assert!(err.to_string().contains("engine failed"), "{err}");
     drop(store);
     let (_s, rec) = Store::open(dir.path(), o).unwrap();
@@ -132,9 +144,15 @@ fn empty_snapshot_at_zero_and_at_same_lsn() {
 fn invalid_records_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = Store::open(dir.path(), opts(SyncMode::None, 4096)).unwrap();
-    assert!(matches!(store.append(b""), Err(Error::InvalidRecord { len: 0, .. })));
+    assert!(matches!(
+        store.append(b""),
+        Err(Error::InvalidRecord { len: 0, .. })
+    ));
     let big = vec![1u8; neardup_store::MAX_RECORD_BYTES + 1];
-    assert!(matches!(store.append(&big), Err(Error::InvalidRecord { .. })));
+    assert!(matches!(
+        store.append(&big),
+        Err(Error::InvalidRecord { .. })
+    ));
     // A record bigger than segment_bytes gets its own segment.
     let big = vec![7u8; 10_000];
     store.append_durable(&big).unwrap();
@@ -149,7 +167,7 @@ fn invalid_records_are_rejected() {
 fn store_with_records(dir: &Path, n: u64, segment_bytes: u64) -> (PathBuf, u64) {
     let (store, _) = Store::open(dir, opts(SyncMode::None, segment_bytes)).unwrap();
     for i in 0..n - 1 {
-        store.append(&payload(i)).unwrap();
+        let _queued = store.append(&payload(i)).unwrap();
     }
     store.sync().unwrap();
     let last = files(dir, "log-").pop().unwrap();
@@ -179,7 +197,12 @@ fn torn_tail_at_every_byte_offset_of_last_frame() {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(src.path(), dir.path());
         let seg = dir.path().join(seg.file_name().unwrap());
-        OpenOptions::new().write(true).open(&seg).unwrap().set_len(cut).unwrap();
+        OpenOptions::new()
+            .write(true)
+            .open(&seg)
+            .unwrap()
+            .set_len(cut)
+            .unwrap();
         let (store, rec) = Store::open(dir.path(), opts(SyncMode::None, 1 << 20)).unwrap();
         assert_eq!(rec.torn_bytes, cut - start, "cut at {cut}");
         assert_eq!(rec.torn_segment.is_some(), cut > start);
@@ -249,7 +272,10 @@ fn config_mismatch_names_the_fix() {
     let err = Store::open(dir.path(), o.clone()).unwrap_err();
     assert!(matches!(err, Error::ConfigMismatch { .. }));
     let msg = err.to_string();
-    assert!(msg.contains("original configuration") && msg.contains("--data-dir"), "{msg}");
+    assert!(
+        msg.contains("original configuration") && msg.contains("--data-dir"),
+        "{msg}"
+    );
 
     // Same for a snapshot written with the other config.
     let dir2 = tempfile::tempdir().unwrap();
@@ -258,7 +284,10 @@ fn config_mismatch_names_the_fix() {
         s.append_durable(b"x").unwrap();
         s.snapshot(1, |w| w.write_all(b"s")).unwrap();
     }
-    assert!(matches!(Store::open(dir2.path(), o), Err(Error::ConfigMismatch { .. })));
+    assert!(matches!(
+        Store::open(dir2.path(), o),
+        Err(Error::ConfigMismatch { .. })
+    ));
 }
 
 #[test]
@@ -271,7 +300,11 @@ fn newer_version_and_foreign_files_are_explicit_errors() {
     bytes[8] = 2; // version u32 LE at offset 8
     fs::write(&seg, &bytes).unwrap();
     match Store::open(dir.path(), opts(SyncMode::None, 4096)).unwrap_err() {
-        Error::UnsupportedVersion { path, found: 2, supported: 1 } => assert_eq!(path, seg),
+        Error::UnsupportedVersion {
+            path,
+            found: 2,
+            supported: 1,
+        } => assert_eq!(path, seg),
         e => panic!("unexpected {e:?}"),
     }
     // Corrupt header (config byte) -> CorruptHeader naming the file.
@@ -345,7 +378,10 @@ fn lock_contention() {
     let err = Store::open(dir.path(), opts(SyncMode::None, 4096)).unwrap_err();
     assert!(matches!(err, Error::Locked { .. }));
     let msg = err.to_string();
-    assert!(msg.contains("another neardup process holds") && msg.contains("LOCK"), "{msg}");
+    assert!(
+        msg.contains("another neardup process holds") && msg.contains("LOCK"),
+        "{msg}"
+    );
     drop(store);
     Store::open(dir.path(), opts(SyncMode::None, 4096)).unwrap();
 }
@@ -354,17 +390,28 @@ fn lock_contention() {
 fn leftover_temp_files_are_removed() {
     let dir = tempfile::tempdir().unwrap();
     store_with_records(dir.path(), 3, 4096);
-    fs::write(dir.path().join("snapshot-00000000000000000002.snap.tmp"), b"partial").unwrap();
+    fs::write(
+        dir.path().join("snapshot-00000000000000000002.snap.tmp"),
+        b"partial",
+    )
+    .unwrap();
     fs::write(dir.path().join("log-00000000000000000004.seg.tmp"), b"NDUP").unwrap();
     let (_s, rec) = Store::open(dir.path(), opts(SyncMode::None, 4096)).unwrap();
     assert_eq!(state(&rec).len(), 3);
     assert!(files(dir.path(), "snapshot-").is_empty());
-    assert!(!files(dir.path(), "log-").iter().any(|p| p.extension().unwrap() == "tmp"));
+    assert!(!files(dir.path(), "log-")
+        .iter()
+        .any(|p| p.extension().unwrap() == "tmp"));
 }
 
 #[test]
 fn concurrent_appenders_group_commit() {
-    for sync in [SyncMode::Always, SyncMode::Batch { interval: std::time::Duration::from_millis(2) }] {
+    for sync in [
+        SyncMode::Always,
+        SyncMode::Batch {
+            interval: std::time::Duration::from_millis(2),
+        },
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let o = opts(sync, 8192);
         let (store, _) = Store::open(dir.path(), o.clone()).unwrap();
@@ -382,10 +429,16 @@ fn concurrent_appenders_group_commit() {
                 })
             })
             .collect();
-        let mut acked: Vec<(Lsn, Vec<u8>)> = threads.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        let mut acked: Vec<(Lsn, Vec<u8>)> = threads
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
         acked.sort();
         assert_eq!(acked.len(), 400);
-        assert!(acked.iter().enumerate().all(|(i, (l, _))| *l == i as u64 + 1));
+        assert!(acked
+            .iter()
+            .enumerate()
+            .all(|(i, (l, _))| *l == i as u64 + 1));
         if sync == SyncMode::Always {
             assert_eq!(store.durable_lsn(), 400);
         }
