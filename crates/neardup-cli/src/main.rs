@@ -2,6 +2,7 @@
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod input;
 
 /// Find near-duplicate text: fingerprints, exact Hamming search, corpus dedup.
 #[derive(Debug, Parser)]
@@ -13,6 +14,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Print the 64-bit simhash of each document.
+    Fingerprint(cmd::fingerprint::FingerprintArgs),
+    /// Fingerprint two documents and print their Hamming distance (and why, with --explain).
+    Compare(cmd::compare::CompareArgs),
     /// Every pair of fingerprints within Hamming distance K in a fingerprint file.
     Pairs(cmd::index_cmds::PairsArgs),
     /// For each query fingerprint, every stored fingerprint within Hamming distance K.
@@ -22,6 +27,8 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Fingerprint(a) => cmd::fingerprint::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
         Command::Pairs(a) => cmd::index_cmds::run_pairs(a),
         Command::Search(a) => cmd::index_cmds::run_search(a),
     };

@@ -83,8 +83,11 @@ impl std::str::FromStr for Method {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum TopN {
-    /// `clamp(normalised bytes / 120, 5, 200)` (cppjieba's rule).
+    /// Every term (the default: measured most stable — a one-character edit moves no word in
+    /// or out of a top-N cut; see README "Choosing the defaults").
     #[default]
+    All,
+    /// `clamp(normalised bytes / 120, 5, 200)` (cppjieba's rule).
     Auto,
     /// Exactly this many (the highest weights).
     #[serde(untagged)]
@@ -95,6 +98,7 @@ impl TopN {
     /// The number of words for a normalised text of `bytes` bytes.
     pub fn resolve(self, bytes: usize) -> usize {
         match self {
+            TopN::All => usize::MAX,
             TopN::Auto => (bytes / 120).clamp(5, 200),
             TopN::Fixed(n) => n,
         }
@@ -127,7 +131,7 @@ impl Default for FeatureOptions {
             method: Method::Auto,
             char_ngram: 3,
             word_ngram: 1,
-            top_n: TopN::Auto,
+            top_n: TopN::All,
             min_word_chars: 2,
             idf_file: None,
             stopwords_file: None,
@@ -173,7 +177,7 @@ impl FeatureExtractor {
         }
         if let TopN::Fixed(0) = opts.top_n {
             return Err(Error::Config(
-                "top_n = 0 keeps no word; use a positive number or auto".into(),
+                "top_n = 0 keeps no word; use a positive number, all or auto".into(),
             ));
         }
         let idf = match &opts.idf_file {
@@ -277,18 +281,18 @@ impl FeatureExtractor {
         (acc.count() > 0).then(|| acc.finish())
     }
 
-    /// Top-N jieba words as (weight, hash, word), sorted by weight desc, hash asc, word asc.
+    /// jieba terms as (weight, hash, word); when a top-N cut applies, the kept ones sorted by
+    /// weight desc, hash asc, word asc.
     fn jieba_weighted<'t>(&self, text: &'t str) -> Vec<(u64, u64, &'t str)> {
-        let tokens = JIEBA.cut(text, false);
-        let mut tf: std::collections::HashMap<&str, u64, FastBuild> =
-            std::collections::HashMap::with_capacity_and_hasher(
-                tokens.len() / 2,
-                FastBuild::default(),
-            );
-        for t in tokens {
-            let t = t.word;
-            if self.is_term(t) {
-                *tf.entry(t).or_insert(0) += 1;
+        let mut tf: std::collections::HashMap<&str, u64, FastBuild> = Default::default();
+        // Segment in bounded chunks cut where jieba itself splits, so memory stays bounded
+        // for huge documents and the result equals segmenting the whole text at once.
+        for chunk in JiebaChunks::new(text, JIEBA_CHUNK) {
+            for t in JIEBA.cut(chunk, false) {
+                let t = t.word;
+                if self.is_term(t) {
+                    *tf.entry(t).or_insert(0) += 1;
+                }
             }
         }
         let mut words: Vec<(u64, u64, &str)> = tf
@@ -300,8 +304,10 @@ impl FeatureExtractor {
             })
             .collect();
         let top = self.opts.top_n.resolve(text.len());
-        words.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(b.2)));
-        words.truncate(top);
+        if top < words.len() {
+            words.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(b.2)));
+            words.truncate(top);
+        }
         words
     }
 
@@ -340,6 +346,57 @@ impl FeatureExtractor {
     }
 }
 
+/// Target size of the pieces jieba segments at once.
+const JIEBA_CHUNK: usize = 64 * 1024;
+
+/// Splits text into pieces of about `target` bytes at characters where jieba splits anyway
+/// (white space and punctuation outside `[A-Za-z0-9+#&._%-]`).
+struct JiebaChunks<'a> {
+    rest: &'a str,
+    target: usize,
+}
+
+impl<'a> JiebaChunks<'a> {
+    fn new(text: &'a str, target: usize) -> Self {
+        JiebaChunks { rest: text, target }
+    }
+}
+
+impl<'a> Iterator for JiebaChunks<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        if self.rest.len() <= 2 * self.target {
+            return Some(std::mem::take(&mut self.rest));
+        }
+        let splits = |c: char| !(c.is_alphanumeric() || "+#&._%-".contains(c));
+        let from = (self.target..)
+            .find(|&i| self.rest.is_char_boundary(i))
+            .unwrap_or(self.rest.len());
+        let mut cut = None;
+        for (i, c) in self.rest[from..].char_indices() {
+            if splits(c) {
+                cut = Some(from + i + c.len_utf8());
+                break;
+            }
+            if i > self.target {
+                break;
+            }
+        }
+        // No boundary within a window (a 64 KB "word"): cut at a char boundary anyway.
+        let cut = cut.unwrap_or_else(|| {
+            (2 * self.target..)
+                .find(|&i| self.rest.is_char_boundary(i))
+                .unwrap_or(self.rest.len())
+        });
+        let (head, tail) = self.rest.split_at(cut);
+        self.rest = tail;
+        Some(head)
+    }
+}
+
 /// Calls `f` with every occurrence of a feature produced by `each`, and aggregates them.
 fn aggregate(each: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Vec<NamedFeature> {
     let mut map: std::collections::HashMap<Vec<u8>, u64, FastBuild> = Default::default();
@@ -353,28 +410,36 @@ fn aggregate(each: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Vec<NamedFeature> {
         .collect()
 }
 
-/// Calls `f` with the UTF-8 bytes of every character n-gram (letters and digits only).
+/// Calls `f` with the UTF-8 bytes of every character n-gram (letters and digits only). Streams:
+/// memory use is independent of the text's length.
 pub fn chars_each(text: &str, n: usize, f: &mut dyn FnMut(&[u8])) {
-    let mut buf: Vec<u8> = Vec::with_capacity(text.len());
-    let mut starts: Vec<u32> = Vec::with_capacity(text.len() / 2 + 1);
+    // Ring of the last n kept characters; `gram` is assembled from it for each window.
+    let mut ring: Vec<char> = vec!['\0'; n];
+    let mut seen = 0usize;
+    let mut gram: Vec<u8> = Vec::with_capacity(4 * n);
     for c in text.chars() {
-        if c.is_alphanumeric() {
-            starts.push(buf.len() as u32);
-            let mut tmp = [0u8; 4];
-            buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+        if !c.is_alphanumeric() {
+            continue;
+        }
+        ring[seen % n] = c;
+        seen += 1;
+        if seen >= n {
+            gram.clear();
+            for i in 0..n {
+                let ch = ring[(seen + i) % n];
+                let mut tmp = [0u8; 4];
+                gram.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+            }
+            f(&gram);
         }
     }
-    let count = starts.len();
-    if count == 0 {
-        return;
-    }
-    if count <= n {
-        f(&buf);
-        return;
-    }
-    starts.push(buf.len() as u32);
-    for i in 0..=count - n {
-        f(&buf[starts[i] as usize..starts[i + n] as usize]);
+    if seen > 0 && seen < n {
+        gram.clear();
+        for &ch in &ring[..seen] {
+            let mut tmp = [0u8; 4];
+            gram.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+        }
+        f(&gram);
     }
 }
 
@@ -403,51 +468,74 @@ fn is_other_spaceless(c: char) -> bool {
 
 /// Calls `f` with every word n-gram: words are runs of letters/digits, each character of a
 /// spaceless script ([`is_spaceless_script`]) being a word of its own; an n-gram is its words
-/// joined by one space.
+/// joined by one space. A text of fewer than `n` words is one n-gram of all its words. Streams:
+/// memory use is independent of the text's length.
 pub fn words_each(text: &str, n: usize, f: &mut dyn FnMut(&[u8])) {
-    let mut words: Vec<&str> = Vec::new();
-    let mut start: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        if c.is_alphanumeric() {
-            if is_spaceless_script(c) {
-                if let Some(s) = start.take() {
-                    words.push(&text[s..i]);
-                }
-                words.push(&text[i..i + c.len_utf8()]);
-            } else if start.is_none() {
-                start = Some(i);
-            }
-        } else if let Some(s) = start.take() {
-            words.push(&text[s..i]);
-        }
-    }
-    if let Some(s) = start {
-        words.push(&text[s..]);
-    }
-    if words.is_empty() {
-        return;
-    }
-    if n == 1 {
-        for w in words {
+    let mut ring: Vec<&str> = vec![""; n];
+    let mut seen = 0usize;
+    let mut buf: Vec<u8> = Vec::new();
+    for w in Words::new(text) {
+        if n == 1 {
             f(w.as_bytes());
+            continue;
         }
-        return;
-    }
-    let mut buf = Vec::new();
-    let windows = if words.len() <= n {
-        1
-    } else {
-        words.len() - n + 1
-    };
-    for i in 0..windows {
-        buf.clear();
-        for (j, w) in words[i..(i + n).min(words.len())].iter().enumerate() {
-            if j > 0 {
-                buf.push(b' ');
+        ring[seen % n] = w;
+        seen += 1;
+        if seen >= n {
+            buf.clear();
+            for i in 0..n {
+                if i > 0 {
+                    buf.push(b' ');
+                }
+                buf.extend_from_slice(ring[(seen + i) % n].as_bytes());
             }
-            buf.extend_from_slice(w.as_bytes());
+            f(&buf);
         }
-        f(&buf);
+    }
+    if n > 1 && seen > 0 && seen < n {
+        f(ring[..seen].join(" ").as_bytes());
+    }
+}
+
+/// Iterator over the words of a text (see [`words_each`]).
+#[derive(Debug, Clone)]
+pub struct Words<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Words<'a> {
+    /// Words of `text`.
+    pub fn new(text: &'a str) -> Self {
+        Words { text, pos: 0 }
+    }
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = &self.text[self.pos..];
+        let mut start: Option<usize> = None;
+        for (i, c) in rest.char_indices() {
+            let alnum = c.is_alphanumeric();
+            match start {
+                None if alnum => {
+                    if is_spaceless_script(c) {
+                        let end = i + c.len_utf8();
+                        self.pos += end;
+                        return Some(&rest[i..end]);
+                    }
+                    start = Some(i);
+                }
+                Some(s) if !alnum || is_spaceless_script(c) => {
+                    self.pos += i;
+                    return Some(&rest[s..i]);
+                }
+                _ => {}
+            }
+        }
+        self.pos = self.text.len();
+        start.map(|s| &rest[s..])
     }
 }
 
@@ -554,6 +642,28 @@ mod tests {
         assert_eq!(m, Method::Chars);
         assert_eq!(f.len(), 1);
         assert!(fx.simhash("，。").is_none());
+    }
+
+    #[test]
+    fn jieba_chunking_equals_whole_text() {
+        let fx = FeatureExtractor::new(&FeatureOptions {
+            method: Method::Jieba,
+            top_n: TopN::Fixed(1000),
+            ..Default::default()
+        })
+        .unwrap();
+        let text = "今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。linux-kernel 3.2 版本发布 ".repeat(3000);
+        let whole: Vec<&str> = JIEBA
+            .cut(&text, false)
+            .into_iter()
+            .map(|t| t.word)
+            .collect();
+        let chunked: Vec<&str> = JiebaChunks::new(&text, 1000)
+            .flat_map(|c| JIEBA.cut(c, false).into_iter().map(|t| t.word))
+            .collect();
+        assert_eq!(whole, chunked);
+        assert!(JiebaChunks::new(&text, 1000).count() > 50);
+        assert!(fx.simhash(&text).is_some());
     }
 
     #[test]
