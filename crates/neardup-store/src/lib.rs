@@ -68,7 +68,7 @@ mod store;
 pub use error::{Error, Result};
 pub use format::{FORMAT_VERSION, MAX_CONFIG_BYTES, MAX_RECORD_BYTES};
 pub use recovered::{LogIter, LogRecords, Recovered, Snapshot};
-pub use store::{SnapshotInfo, Store, StoreOptions, SyncMode, Ticket};
+pub use store::{SnapshotInfo, Store, StoreOptions, StoreStats, SyncMode, Ticket};
 
 /// Log sequence number: 1 for the first record ever appended, then +1 per record.
 /// 0 means "nothing" (e.g. no snapshot).

@@ -84,6 +84,18 @@ pub struct SnapshotInfo {
     pub segments_deleted: usize,
 }
 
+/// Counters returned by [`Store::stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreStats {
+    /// LSN of the last appended record.
+    pub last_lsn: Lsn,
+    /// Highest LSN on stable storage.
+    pub durable_lsn: Lsn,
+    /// fdatasync calls on log segments since open.
+    pub fsyncs: u64,
+}
+
 /// Frames queued for the writer thread; a chunk may begin a new segment.
 struct Chunk {
     new_segment: Option<Lsn>,
@@ -105,6 +117,8 @@ struct State {
     /// The writer must sync at least up to here.
     sync_requested: Lsn,
     writer_idle: bool,
+    /// Number of fdatasync calls on log segments (group-commit statistics).
+    fsyncs: u64,
     shutdown: bool,
     failed: Option<String>,
     snapshot_lsn: Lsn,
@@ -490,6 +504,7 @@ impl Store {
                 synced: next_lsn - 1,
                 sync_requested: 0,
                 writer_idle: false,
+                fsyncs: 0,
                 shutdown: false,
                 failed: None,
                 snapshot_lsn: snap_lsn,
@@ -505,6 +520,7 @@ impl Store {
             last_sync: Instant::now(),
             written: next_lsn - 1,
             synced: next_lsn - 1,
+            fsyncs: 0,
         };
         let handle = std::thread::Builder::new()
             .name("neardup-store-writer".into())
@@ -618,6 +634,16 @@ impl Store {
     /// Highest LSN known to be on stable storage.
     pub fn durable_lsn(&self) -> Lsn {
         lock(&self.shared.state).synced
+    }
+
+    /// Counters since open; `appended / fsyncs` shows the group-commit effect.
+    pub fn stats(&self) -> StoreStats {
+        let st = lock(&self.shared.state);
+        StoreStats {
+            last_lsn: st.next_lsn - 1,
+            durable_lsn: st.synced,
+            fsyncs: st.fsyncs,
+        }
     }
 
     /// LSN of the newest snapshot (0 if none).
@@ -787,6 +813,7 @@ struct WriterThread {
     last_sync: Instant,
     written: Lsn,
     synced: Lsn,
+    fsyncs: u64,
 }
 
 impl WriterThread {
@@ -863,6 +890,7 @@ impl WriterThread {
             if need_sync && self.written > self.synced {
                 fp("after-write-before-sync").at(&self.active_path())?;
                 self.file.sync_data().at(&self.active_path())?;
+                self.fsyncs += 1;
                 self.synced = self.written;
                 self.last_sync = Instant::now();
             }
@@ -870,6 +898,7 @@ impl WriterThread {
                 let mut st = lock(&sh.state);
                 st.written = self.written;
                 st.synced = self.synced;
+                st.fsyncs = self.fsyncs;
                 sh.done.notify_all();
             }
             if shutdown {
@@ -897,6 +926,7 @@ impl WriterThread {
         // The old segment must be complete on disk before a later one exists,
         // so that only the last segment can ever have a torn tail.
         self.file.sync_data().at(&old)?;
+        self.fsyncs += 1;
         self.synced = self.written;
         let (file, path) = create_segment(&self.shared.dir, base, &self.shared.opts.config)?;
         self.file = file;

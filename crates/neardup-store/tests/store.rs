@@ -515,3 +515,50 @@ proptest! {
         prop_assert_eq!(&state(&rec), &model);
     }
 }
+
+#[test]
+fn batch_mode_background_flush_makes_records_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(
+        SyncMode::Batch {
+            interval: std::time::Duration::from_millis(5),
+        },
+        4096,
+    );
+    let (store, _) = Store::open(dir.path(), o.clone()).unwrap();
+    for i in 0..20 {
+        store.append_durable(&payload(i)).unwrap();
+    }
+    // No explicit sync: the background flusher must catch up on its own.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while store.durable_lsn() < 20 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "background flush never happened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(store.stats().fsyncs >= 1);
+    drop(store);
+    let (_s, rec) = Store::open(dir.path(), o).unwrap();
+    assert_eq!(state(&rec).len(), 20);
+}
+
+#[test]
+fn store_is_send_and_sync_and_options_validated() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Store>();
+    assert_send_sync::<neardup_store::Ticket>();
+    let dir = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        Store::open(dir.path(), opts(SyncMode::None, 10)),
+        Err(Error::InvalidOptions(_))
+    ));
+    let zero = SyncMode::Batch {
+        interval: std::time::Duration::ZERO,
+    };
+    assert!(matches!(
+        Store::open(dir.path(), opts(zero, 4096)),
+        Err(Error::InvalidOptions(_))
+    ));
+}
