@@ -183,7 +183,20 @@ impl HammingIndex {
     {
         self.layout.check_distance(k)?;
         let kb = self.layout.key_blocks() as u32;
-        for (t, s) in self.tables.iter().zip(self.layout.specs()) {
+        let specs = self.layout.specs();
+        // Issue the independent memory accesses of all tables before scanning any of them, so
+        // that their cache misses overlap.
+        for (t, s) in self.tables.iter().zip(specs) {
+            if s.max_block < kb + k {
+                t.prefetch_dir(s.permute(q));
+            }
+        }
+        for (t, s) in self.tables.iter().zip(specs) {
+            if s.max_block < kb + k {
+                t.prefetch_data(s.permute(q));
+            }
+        }
+        for (t, s) in self.tables.iter().zip(specs) {
             if s.max_block >= kb + k {
                 // Never the reporting table for a match within k (see `canonical_key_set`).
                 continue;

@@ -122,13 +122,13 @@ fn binomial(n: u64, k: u64) -> u64 {
 }
 
 /// Directory bits used for a table of `n` entries whose key has `key_bits` bits:
-/// `clamp(min(key_bits, log2(n) - 1), 16, 28)` — about two entries per slot at most, never
+/// `clamp(min(key_bits, log2(n) - 2), 16, 28)` — about 4 to 8 entries per slot, never
 /// more bits than the key (extra bits would only enlarge the directory), never fewer than 16 (so
 /// that the residual stored per entry fits in 48 bits).
 pub fn directory_bits(n: u64, key_bits: u32) -> u32 {
     let lg = 63 - n.max(1).leading_zeros();
     key_bits
-        .min(lg.saturating_sub(1))
+        .min(lg.saturating_sub(2))
         .clamp(MIN_DIR_BITS, MAX_DIR_BITS)
 }
 

@@ -39,43 +39,86 @@ fn lowmask(bits: u32) -> u64 {
     }
 }
 
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, whatever the address.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 impl Table {
     /// An empty table.
     pub fn empty(key_bits: u32) -> Table {
         Table::build_from(key_bits, 0, std::iter::empty)
     }
 
-    /// Builds the main arrays by a counting sort on the top `d` bits; `items` is called twice
-    /// and must yield the same `n` `(permuted fingerprint, handle)` items both times.
+    /// Builds the main arrays by a two-pass radix sort on the top `d` bits (first on the top 8
+    /// bits into a temporary buffer, then a counting sort of each part, whose directory segment
+    /// and output ranges stay in cache); `items` is called twice and must yield the same `n`
+    /// `(permuted fingerprint, handle)` items both times. Entries keep their input order within a
+    /// slot.
     pub fn build_from<I, F>(key_bits: u32, n: usize, items: F) -> Table
     where
         I: Iterator<Item = (u64, u32)>,
         F: Fn() -> I,
     {
+        const R: u32 = 8;
         let d = directory_bits(n as u64, key_bits);
         let shift = 64 - d;
         let slots = 1usize << d;
-        let mut dir = vec![0u32; slots + 1];
+        let sub = 1usize << (d - R);
+        let mut starts = [0usize; (1 << R) + 1];
         for (p, _) in items() {
-            dir[(p >> shift) as usize + 1] += 1;
+            starts[(p >> (64 - R)) as usize + 1] += 1;
         }
-        for i in 1..=slots {
-            dir[i] += dir[i - 1];
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
         }
-        let mut cursor: Vec<u32> = dir[..slots].to_vec();
+        let mut tmp_p: Vec<u64> = vec![0; n];
+        let mut tmp_h: Vec<u32> = vec![0; n];
+        let mut cur = starts;
+        for (p, h) in items() {
+            let b = (p >> (64 - R)) as usize;
+            tmp_p[cur[b]] = p;
+            tmp_h[cur[b]] = h;
+            cur[b] += 1;
+        }
+        let mut dir = vec![0u32; slots + 1];
         let mut lo = vec![0u32; n];
         let mut hi = vec![0u16; n];
         let mut handles = vec![0u32; n];
         let rm = lowmask(shift);
-        for (p, h) in items() {
-            let s = (p >> shift) as usize;
-            let i = cursor[s] as usize;
-            cursor[s] += 1;
-            let r = p & rm;
-            lo[i] = r as u32;
-            hi[i] = (r >> 32) as u16;
-            handles[i] = h;
+        let mut cnt = vec![0u32; sub];
+        for b in 0..1usize << R {
+            let part = &tmp_p[starts[b]..starts[b + 1]];
+            let part_h = &tmp_h[starts[b]..starts[b + 1]];
+            cnt.iter_mut().for_each(|c| *c = 0);
+            for &p in part {
+                cnt[((p >> shift) as usize) & (sub - 1)] += 1;
+            }
+            let mut acc = starts[b] as u32;
+            for (i, c) in cnt.iter_mut().enumerate() {
+                dir[b * sub + i] = acc;
+                let next = acc + *c;
+                *c = acc;
+                acc = next;
+            }
+            for (&p, &h) in part.iter().zip(part_h) {
+                let c = &mut cnt[((p >> shift) as usize) & (sub - 1)];
+                let i = *c as usize;
+                *c += 1;
+                let r = p & rm;
+                lo[i] = r as u32;
+                hi[i] = (r >> 32) as u16;
+                handles[i] = h;
+            }
         }
+        dir[slots] = n as u32;
         Table {
             key_bits,
             d,
@@ -181,6 +224,29 @@ impl Table {
             }
         }
         false
+    }
+
+    /// Prefetches the directory entry of the permuted query `qp` (first of three stages; see
+    /// `HammingIndex::search_with`).
+    #[inline(always)]
+    pub fn prefetch_dir(&self, qp: u64) {
+        if self.d <= self.key_bits {
+            prefetch(
+                self.dir
+                    .as_ptr()
+                    .wrapping_add((qp >> (64 - self.d)) as usize),
+            );
+        }
+    }
+
+    /// Prefetches the first residuals of the query's slot (second stage).
+    #[inline(always)]
+    pub fn prefetch_data(&self, qp: u64) {
+        if self.d <= self.key_bits && !self.lo.is_empty() {
+            let a = self.dir[(qp >> (64 - self.d)) as usize] as usize;
+            prefetch(self.lo.as_ptr().wrapping_add(a));
+            prefetch(self.hi.as_ptr().wrapping_add(a));
+        }
     }
 
     /// Calls `f(handle, permuted fingerprint, distance)` for every live entry within distance
