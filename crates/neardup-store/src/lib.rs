@@ -30,6 +30,35 @@
 //!   rename, directory fsync); a crash at any point leaves either the old or
 //!   the new state.
 //!
+//! # Recovery policy
+//!
+//! This is point-in-time recovery (RocksDB's default WAL policy): in the
+//! **last** segment, the first frame that is incomplete or fails its CRC ends
+//! the log; it and everything after it are truncated and counted in
+//! [`Recovered::torn_bytes`]. Under [`SyncMode::Always`] such bytes were never
+//! acknowledged (an acknowledgement follows an fdatasync of the whole frame,
+//! and a rotation fsyncs the old segment before the next one exists). In any
+//! other segment a bad frame is [`Error::CorruptLog`]; a bad newest snapshot is
+//! [`Error::CorruptSnapshot`] (there is no silent fall-back to older state).
+//!
+//! # Group commit
+//!
+//! One writer thread owns the active segment. [`Store::append`] only frames
+//! the record into a shared queue under a mutex and returns a [`Ticket`]; the
+//! writer takes the whole queue, writes it with one `write`, and (under
+//! `Always`) issues one `fdatasync` for it. Records arriving during that
+//! fdatasync form the next batch, so with `T` concurrent appenders a batch
+//! holds about `T / 2` records ([`Store::stats`] counts fdatasyncs).
+//!
+//! # Snapshots
+//!
+//! [`Store::snapshot`] streams the body through a `&mut dyn Write` callback
+//! (no whole-body buffer), so multi-GB snapshots are fine; on open the file
+//! is memory-mapped and its CRC32 verified (crc32fast, several GB/s). The
+//! engine must make the body reflect exactly the records `<= lsn` (e.g. pick
+//! `lsn` and freeze its state under its own lock); appends may continue
+//! while the snapshot is written.
+//!
 //! # Example
 //!
 //! ```

@@ -5,8 +5,9 @@
 //! `SyncMode::Always`, appends from several threads and prints
 //! `ACK <lsn> <payload>` after each `append_durable` returns, while another
 //! thread keeps writing snapshots (printing `SNAP-BEGIN`). The parent kills
-//! the child with SIGKILL at seeded-random moments (every third round right
-//! after a snapshot started), reopens the directory and asserts that recovery
+//! the child with SIGKILL at seeded-random moments (some rounds right after a
+//! snapshot started, some within 30 ms of spawning, possibly during
+//! recovery), reopens the directory and asserts that recovery
 //! succeeds and every acknowledged record is present exactly once, at its
 //! LSN, in order.
 
@@ -112,7 +113,7 @@ fn crash_child() {
         });
     }
     while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(3));
+        std::thread::sleep(Duration::from_millis(15));
         // Snapshot the longest fully acknowledged prefix.
         let records: Vec<Vec<u8>> = {
             let m = model.lock().unwrap();
@@ -182,13 +183,16 @@ fn acknowledged_records_survive_sigkill() {
                 break;
             }
         };
-        wait_for("READY");
-        let during_snapshot = round % 3 == 2;
-        if during_snapshot {
+        if round % 5 == 4 {
+            // Kill early, possibly while the child is still recovering.
+            std::thread::sleep(Duration::from_millis(splitmix(&mut rng) % 30));
+        } else if round % 3 == 2 {
+            wait_for("READY");
             wait_for("SNAP-BEGIN");
             std::thread::sleep(Duration::from_micros(splitmix(&mut rng) % 3000));
         } else {
-            std::thread::sleep(Duration::from_millis(5 + splitmix(&mut rng) % 100));
+            wait_for("READY");
+            std::thread::sleep(Duration::from_millis(5 + splitmix(&mut rng) % 200));
         }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
