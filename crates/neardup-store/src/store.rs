@@ -347,7 +347,9 @@ impl Store {
             Ok(v)
         };
         let before = list(&dir)?;
-        if !before.is_empty() && before.iter().all(|(_, k)| *k == Entry::Unknown) {
+        // `lost+found` is what a freshly formatted data disk contains.
+        let foreign = before.iter().filter(|(n, _)| n != "lost+found");
+        if foreign.clone().next().is_some() && foreign.clone().all(|(_, k)| *k == Entry::Unknown) {
             return Err(Error::NotStoreDir { dir });
         }
         let dir_lock = DirLock::acquire(&dir)?;

@@ -562,3 +562,12 @@ fn store_is_send_and_sync_and_options_validated() {
         Err(Error::InvalidOptions(_))
     ));
 }
+
+#[test]
+fn fresh_mount_point_with_lost_and_found_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("lost+found")).unwrap();
+    let (store, rec) = Store::open(dir.path(), opts(SyncMode::None, 4096)).unwrap();
+    assert_eq!(rec.next_lsn, 1);
+    store.append_durable(b"x").unwrap();
+}
