@@ -18,6 +18,12 @@ enum Command {
     Fingerprint(cmd::fingerprint::FingerprintArgs),
     /// Fingerprint two documents and print their Hamming distance (and why, with --explain).
     Compare(cmd::compare::CompareArgs),
+    /// Deduplicate a corpus: which documents are near-duplicates of which, in clusters.
+    Dedup(cmd::dedup::Args),
+    /// Build evaluation sets with planted near-duplicates and score dedup output.
+    Eval(cmd::eval::Args),
+    /// Run the online check-and-insert HTTP service.
+    Serve(cmd::serve::Args),
     /// Every pair of fingerprints within Hamming distance K in a fingerprint file.
     Pairs(cmd::index_cmds::PairsArgs),
     /// For each query fingerprint, every stored fingerprint within Hamming distance K.
@@ -29,6 +35,9 @@ fn main() {
     let result = match cli.command {
         Command::Fingerprint(a) => cmd::fingerprint::run(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Dedup(a) => cmd::dedup::run(a),
+        Command::Eval(a) => cmd::eval::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
         Command::Pairs(a) => cmd::index_cmds::run_pairs(a),
         Command::Search(a) => cmd::index_cmds::run_search(a),
     };

@@ -317,7 +317,7 @@ impl FeatureExtractor {
         let mut alnum = false;
         for c in w.chars() {
             chars += 1;
-            alnum |= c.is_alphanumeric();
+            alnum |= is_word_char(c);
         }
         alnum && chars >= self.opts.min_word_chars && !self.stop.contains(w)
     }
@@ -371,7 +371,7 @@ impl<'a> Iterator for JiebaChunks<'a> {
         if self.rest.len() <= 2 * self.target {
             return Some(std::mem::take(&mut self.rest));
         }
-        let splits = |c: char| !(c.is_alphanumeric() || "+#&._%-".contains(c));
+        let splits = |c: char| !(is_word_char(c) || "+#&._%-".contains(c));
         let from = (self.target..)
             .find(|&i| self.rest.is_char_boundary(i))
             .unwrap_or(self.rest.len());
@@ -418,7 +418,7 @@ pub fn chars_each(text: &str, n: usize, f: &mut dyn FnMut(&[u8])) {
     let mut seen = 0usize;
     let mut gram: Vec<u8> = Vec::with_capacity(4 * n);
     for c in text.chars() {
-        if !c.is_alphanumeric() {
+        if !is_word_char(c) {
             continue;
         }
         ring[seen % n] = c;
@@ -448,6 +448,16 @@ pub fn chars_each(text: &str, n: usize, f: &mut dyn FnMut(&[u8])) {
 #[inline]
 pub fn is_spaceless_script(c: char) -> bool {
     is_han(c) || is_other_spaceless(c)
+}
+
+/// A letter or digit (`char::is_alphanumeric`), with fast paths for ASCII and the CJK block.
+#[inline]
+pub fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric()
+    } else {
+        matches!(c as u32, 0x4E00..=0x9FFF) || c.is_alphanumeric()
+    }
 }
 
 /// Han (CJK ideographs).
@@ -517,7 +527,7 @@ impl<'a> Iterator for Words<'a> {
         let rest = &self.text[self.pos..];
         let mut start: Option<usize> = None;
         for (i, c) in rest.char_indices() {
-            let alnum = c.is_alphanumeric();
+            let alnum = is_word_char(c);
             match start {
                 None if alnum => {
                     if is_spaceless_script(c) {
@@ -547,7 +557,7 @@ pub fn detect_method(text: &str) -> Method {
             alnum += c.is_ascii_alphanumeric() as usize;
             continue;
         }
-        if c.is_alphanumeric() {
+        if is_word_char(c) {
             alnum += 1;
             if is_han(c) {
                 han += 1;

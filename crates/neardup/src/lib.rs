@@ -17,13 +17,23 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod dedup;
+pub mod engine;
 pub mod error;
+pub mod eval;
+pub mod exact;
 pub mod features;
 pub mod fingerprint;
 pub mod hash;
 pub mod idf;
+pub mod imatch;
+pub mod minhash;
 pub mod normalize;
+pub mod shorttext;
 pub mod simhash;
+
+/// The exact Hamming index (re-exported from `neardup-index`).
+pub use neardup_index as index;
 
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, FingerprintConfig, Fingerprinter};

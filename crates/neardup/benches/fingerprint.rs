@@ -1,0 +1,96 @@
+//! Throughput of the fingerprint hot paths in MB/s of UTF-8 input, single thread, over real
+//! text from `shared/corpora` (Chinese: Debian docs + 三国演义; English: State of the Union).
+//! Set `NEARDUP_CORPORA` to the corpora directory; without it the test fixtures are used.
+//! Every benchmark first asserts its result (fingerprints stable and plausible).
+
+use std::path::PathBuf;
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use neardup::features::{FeatureOptions, Method};
+use neardup::normalize::{NormalizeOptions, Normalizer};
+use neardup::{FingerprintConfig, Fingerprinter};
+
+fn corpora_dir() -> Option<PathBuf> {
+    let p = std::env::var_os("NEARDUP_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora"));
+    p.is_dir().then_some(p)
+}
+
+/// Up to `max_bytes` of document texts from a corpus JSONL file.
+fn load(file: &str, fallback: &str, max_bytes: usize) -> Vec<String> {
+    let mut docs = Vec::new();
+    let mut total = 0;
+    if let Some(dir) = corpora_dir() {
+        if let Ok(s) = std::fs::read_to_string(dir.join(file)) {
+            for line in s.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).expect("corpus line is JSON");
+                let t = v["text"].as_str().unwrap_or_default().to_string();
+                if t.len() < 200 {
+                    continue;
+                }
+                total += t.len();
+                docs.push(t);
+                if total >= max_bytes {
+                    break;
+                }
+            }
+        }
+    }
+    if docs.is_empty() {
+        docs.push(fallback.repeat(max_bytes / fallback.len().max(1)));
+    }
+    docs
+}
+
+fn fp(method: Method) -> Fingerprinter {
+    let f = Fingerprinter::new(FingerprintConfig { features: FeatureOptions { method, ..Default::default() }, ..Default::default() }).unwrap();
+    f.warm_up();
+    f
+}
+
+fn bench(c: &mut Criterion) {
+    let zh = load("zh_sanguo_yanyi.jsonl", include_str!("../tests/fixtures/sanguo_ch1.txt"), 4 << 20);
+    let zh_docs = load("zh_debian_docs.jsonl", include_str!("../tests/fixtures/sanguo_ch1.txt"), 4 << 20);
+    let en = load("en_sotu.jsonl", include_str!("../tests/fixtures/moby_dick_excerpt.txt"), 4 << 20);
+    let bytes = |d: &[String]| d.iter().map(|s| s.len() as u64).sum::<u64>();
+
+    let norm = Normalizer::new(NormalizeOptions::default());
+    let mut g = c.benchmark_group("normalize");
+    for (name, docs) in [("zh", &zh), ("en", &en)] {
+        // Result check: normalisation is idempotent and keeps the text.
+        let n0 = norm.normalize(&docs[0]);
+        assert_eq!(norm.normalize(&n0), n0);
+        assert!(n0.len() * 2 > docs[0].len());
+        g.throughput(Throughput::Bytes(bytes(docs)));
+        g.bench_function(name, |b| b.iter(|| docs.iter().map(|d| norm.normalize(black_box(d)).len()).sum::<usize>()));
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("simhash");
+    g.sample_size(10);
+    let cases: [(&str, Method, &Vec<String>); 5] = [
+        ("jieba_zh_novel", Method::Jieba, &zh),
+        ("jieba_zh_docs", Method::Jieba, &zh_docs),
+        ("chars3_zh_novel", Method::Chars, &zh),
+        ("chars3_zh_docs", Method::Chars, &zh_docs),
+        ("words1_en", Method::Words, &en),
+    ];
+    for (name, method, docs) in cases {
+        let f = fp(method);
+        // Result check: deterministic, and a one-character edit stays within distance 3.
+        let a = f.simhash(&docs[0]).unwrap();
+        assert_eq!(a, f.simhash(&docs[0]).unwrap());
+        let mut edited: Vec<char> = docs[0].chars().collect();
+        let mid = edited.len() / 2;
+        edited[mid] = if edited[mid] == '的' { '之' } else { '的' };
+        let b = f.simhash(&edited.into_iter().collect::<String>()).unwrap();
+        assert!(neardup::hamming(a, b) <= 3, "{name}: one-character edit moved {} bits", neardup::hamming(a, b));
+        g.throughput(Throughput::Bytes(bytes(docs)));
+        g.bench_function(name, |b| b.iter(|| docs.iter().map(|d| f.simhash(black_box(d)).unwrap()).fold(0, |x, y| x ^ y)));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

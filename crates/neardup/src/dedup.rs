@@ -1,0 +1,1 @@
+//! Batch deduplication of a corpus into clusters (issue 4).

@@ -1,0 +1,1 @@
+//! The online check-and-insert engine (issue 5).

@@ -1,0 +1,1 @@
+//! Evaluation sets with planted near-duplicates and scoring (issue 4).

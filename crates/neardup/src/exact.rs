@@ -1,0 +1,1 @@
+//! Exact content digest of normalised text (issue 6).

@@ -1,0 +1,1 @@
+//! I-Match digests with randomised lexicons (issue 6).

@@ -1,0 +1,1 @@
+//! MinHash signatures and LSH banding (issue 6).

@@ -1,0 +1,1 @@
+//! Short-text candidate confirmation by exact measures (issue 6).
