@@ -3,9 +3,9 @@
 //! delta for inserts.
 //!
 //! Invariants:
-//! - `dir.len() == 2^d + 1`, `dir[0] == 0`, non-decreasing, `dir[2^d] == lo.len()`; the entries of
+//! - `dir.len() == 2^d + 1`, `dir[0] == 0`, non-decreasing, `dir[2^d] == top.len()`; the entries of
 //!   slot `s` (those whose permuted top `d` bits equal `s`) are `dir[s]..dir[s+1]`.
-//! - `lo[i] | hi[i] << 32` is the residual (the permuted fingerprint's low `64 - d` bits,
+//! - `top[i] << 16 | bot[i]` is the residual (the permuted fingerprint's low `64 - d` bits,
 //!   `d >= 16` so it fits 48 bits); `handles[i]` is its handle.
 //! - `dead` is empty or has one bit per main entry; a set bit is a removed entry.
 //! - `delta` is empty or has `2^DELTA_BITS` buckets of `(permuted fingerprint, handle)` keyed by
@@ -21,8 +21,8 @@ pub(crate) struct Table {
     key_bits: u32,
     d: u32,
     dir: Vec<u32>,
-    lo: Vec<u32>,
-    hi: Vec<u16>,
+    top: Vec<u32>,
+    bot: Vec<u16>,
     handles: Vec<u32>,
     dead: Vec<u64>,
     dead_count: usize,
@@ -37,6 +37,30 @@ fn lowmask(bits: u32) -> u64 {
     } else {
         (1u64 << bits) - 1
     }
+}
+
+/// Asks the kernel to back a large array with transparent huge pages (Linux, `madvise` mode):
+/// random probes into multi-GiB tables otherwise pay a TLB miss (a page walk) on nearly every
+/// access. Must be called before the pages are first written. Purely advisory: errors are
+/// ignored and other platforms do nothing.
+fn advise_huge<T>(v: &[T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = v.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(v);
+        let a = start.div_ceil(HUGE) * HUGE;
+        let b = end / HUGE * HUGE;
+        if b > a {
+            // SAFETY: the range lies inside `v`'s allocation; MADV_HUGEPAGE does not change its
+            // contents or validity, only how the kernel backs it.
+            unsafe {
+                libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
 }
 
 #[inline(always)]
@@ -89,9 +113,13 @@ impl Table {
             cur[b] += 1;
         }
         let mut dir = vec![0u32; slots + 1];
-        let mut lo = vec![0u32; n];
-        let mut hi = vec![0u16; n];
+        let mut top = vec![0u32; n];
+        let mut bot = vec![0u16; n];
         let mut handles = vec![0u32; n];
+        advise_huge(&dir);
+        advise_huge(&top);
+        advise_huge(&bot);
+        advise_huge(&handles);
         let rm = lowmask(shift);
         let mut cnt = vec![0u32; sub];
         for b in 0..1usize << R {
@@ -113,8 +141,8 @@ impl Table {
                 let i = *c as usize;
                 *c += 1;
                 let r = p & rm;
-                lo[i] = r as u32;
-                hi[i] = (r >> 32) as u16;
+                top[i] = (r >> 16) as u32;
+                bot[i] = r as u16;
                 handles[i] = h;
             }
         }
@@ -123,8 +151,8 @@ impl Table {
             key_bits,
             d,
             dir,
-            lo,
-            hi,
+            top,
+            bot,
             handles,
             ..Table::default()
         }
@@ -152,7 +180,7 @@ impl Table {
 
     #[inline(always)]
     fn resid(&self, i: usize) -> u64 {
-        (self.hi[i] as u64) << 32 | self.lo[i] as u64
+        (self.top[i] as u64) << 16 | self.bot[i] as u64
     }
 
     #[inline(always)]
@@ -162,11 +190,11 @@ impl Table {
 
     /// Live entries.
     pub fn len(&self) -> usize {
-        self.lo.len() - self.dead_count + self.delta_len
+        self.top.len() - self.dead_count + self.delta_len
     }
 
     pub fn main_len(&self) -> usize {
-        self.lo.len()
+        self.top.len()
     }
 
     pub fn delta_len(&self) -> usize {
@@ -179,8 +207,8 @@ impl Table {
 
     pub fn heap_bytes(&self) -> usize {
         self.dir.capacity() * 4
-            + self.lo.capacity() * 4
-            + self.hi.capacity() * 2
+            + self.top.capacity() * 4
+            + self.bot.capacity() * 2
             + self.handles.capacity() * 4
             + self.dead.capacity() * 8
             + self.delta.capacity() * std::mem::size_of::<Vec<(u64, u32)>>()
@@ -212,11 +240,11 @@ impl Table {
         let shift = 64 - self.d;
         let s = (p >> shift) as usize;
         let r = p & lowmask(shift);
-        let (rl, rh) = (r as u32, (r >> 32) as u16);
+        let (rt, rb) = ((r >> 16) as u32, r as u16);
         for i in self.dir[s] as usize..self.dir[s + 1] as usize {
-            if self.lo[i] == rl && self.hi[i] == rh && self.handles[i] == h && !self.is_dead(i) {
+            if self.top[i] == rt && self.bot[i] == rb && self.handles[i] == h && !self.is_dead(i) {
                 if self.dead.is_empty() {
-                    self.dead = vec![0u64; self.lo.len().div_ceil(64)];
+                    self.dead = vec![0u64; self.top.len().div_ceil(64)];
                 }
                 self.dead[i / 64] |= 1 << (i % 64);
                 self.dead_count += 1;
@@ -242,10 +270,10 @@ impl Table {
     /// Prefetches the first residuals of the query's slot (second stage).
     #[inline(always)]
     pub fn prefetch_data(&self, qp: u64) {
-        if self.d <= self.key_bits && !self.lo.is_empty() {
+        if self.d <= self.key_bits && !self.top.is_empty() {
             let a = self.dir[(qp >> (64 - self.d)) as usize] as usize;
-            prefetch(self.lo.as_ptr().wrapping_add(a));
-            prefetch(self.hi.as_ptr().wrapping_add(a));
+            prefetch(self.top.as_ptr().wrapping_add(a));
+            prefetch(self.bot.as_ptr().wrapping_add(a));
         }
     }
 
@@ -258,7 +286,7 @@ impl Table {
     where
         F: FnMut(u32, u64, u32) -> ControlFlow<()>,
     {
-        if !self.lo.is_empty() {
+        if !self.top.is_empty() {
             let shift = 64 - self.d;
             let qres = qp & lowmask(shift);
             let qslot = qp >> shift;
@@ -317,12 +345,18 @@ impl Table {
             return ControlFlow::Continue(());
         }
         let top = (s as u64) << (64 - self.d);
-        crate::kernel::scan(&self.lo[a..b], &self.hi[a..b], qres, thr, &mut |i, dist| {
-            let pos = a + i;
-            if self.is_dead(pos) {
-                return ControlFlow::Continue(());
-            }
-            f(self.handles[pos], top | self.resid(pos), dist + td)
-        })
+        crate::kernel::scan(
+            &self.top[a..b],
+            &self.bot[a..b],
+            qres,
+            thr,
+            &mut |i, dist| {
+                let pos = a + i;
+                if self.is_dead(pos) {
+                    return ControlFlow::Continue(());
+                }
+                f(self.handles[pos], top | self.resid(pos), dist + td)
+            },
+        )
     }
 }

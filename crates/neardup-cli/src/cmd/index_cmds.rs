@@ -70,7 +70,7 @@ pub struct SearchArgs {
     #[arg(long, default_value = "auto")]
     pub layout: String,
     /// Memory budget for the index when --layout is auto, in MiB.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 6144)]
     pub memory_budget_mib: u64,
 }
 
