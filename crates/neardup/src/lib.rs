@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod dedup;
+pub mod detect;
 pub mod engine;
 pub mod error;
 pub mod eval;

@@ -1,0 +1,121 @@
+//! Detectors: the near-duplicate decision shared by batch dedup and the online engine.
+//!
+//! A [`Detector`] turns a document into a *sketch* (pure, run in parallel over documents), and
+//! keeps an index of the sketches inserted so far, answering which earlier documents a new
+//! sketch is a near-duplicate of. Documents are named by dense `u32` numbers given by the
+//! caller (input order in batch dedup).
+//!
+//! ```
+//! use neardup::detect::{Detector, SimhashDetector};
+//! use neardup::{FingerprintConfig, Fingerprinter};
+//! let mut d = SimhashDetector::new(Fingerprinter::new(FingerprintConfig::default()).unwrap(), 3).unwrap();
+//! let a = d.sketch("the quick brown fox jumps over the lazy dog, again and again").unwrap();
+//! let b = d.sketch("The quick brown fox jumps over the lazy dog, again and again!").unwrap();
+//! assert!(d.find(&a).is_empty());
+//! d.insert(0, a);
+//! assert_eq!(d.find(&b)[0].of, 0);
+//! ```
+
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprinter;
+use neardup_index::{HammingIndex, Layout};
+
+/// One earlier document a new one is a near-duplicate of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    /// The earlier document's number.
+    pub of: u32,
+    /// Hamming distance, for fingerprint methods.
+    pub distance: Option<u32>,
+    /// Similarity in [0, 1] (Jaccard, edit ratio, …), for set and text methods.
+    pub similarity: Option<f64>,
+}
+
+/// A near-duplicate decision procedure with an index of what it has seen.
+pub trait Detector: Send + Sync {
+    /// What is computed per document.
+    type Sketch: Send + Sync;
+
+    /// A short name for reports (`simhash`, `minhash`, …).
+    fn name(&self) -> String;
+
+    /// Computes a document's sketch. Pure: safe to run in parallel.
+    fn sketch(&self, text: &str) -> Result<Self::Sketch>;
+
+    /// Every inserted document the sketch is a near-duplicate of (in any order).
+    fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict>;
+
+    /// Adds a document.
+    fn insert(&mut self, doc: u32, sketch: Self::Sketch);
+
+    /// Bytes of memory held by the index, approximately.
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// Simhash within Hamming distance `k` (inclusive), over the exact [`HammingIndex`].
+#[derive(Debug)]
+pub struct SimhashDetector {
+    fp: Fingerprinter,
+    k: u32,
+    index: HammingIndex,
+}
+
+impl SimhashDetector {
+    /// A detector with the index layout planned for ~1M documents.
+    pub fn new(fp: Fingerprinter, k: u32) -> Result<Self> {
+        Self::with_capacity(fp, k, 1 << 20)
+    }
+
+    /// A detector whose index layout is planned for about `n` documents.
+    pub fn with_capacity(fp: Fingerprinter, k: u32, n: u64) -> Result<Self> {
+        let layout = Layout::plan(n.max(1), k, 8 << 30)
+            .map_err(|e| Error::Config(format!("distance {k}: {e}")))?;
+        Ok(SimhashDetector {
+            fp,
+            k,
+            index: HammingIndex::new(layout),
+        })
+    }
+
+    /// The fingerprinter.
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fp
+    }
+}
+
+impl Detector for SimhashDetector {
+    type Sketch = u64;
+
+    fn name(&self) -> String {
+        format!("simhash(k={})", self.k)
+    }
+
+    fn sketch(&self, text: &str) -> Result<u64> {
+        self.fp.simhash(text)
+    }
+
+    fn find(&self, sketch: &u64) -> Vec<Verdict> {
+        match self.index.search(*sketch, self.k) {
+            Ok(ms) => ms
+                .into_iter()
+                .map(|m| Verdict {
+                    of: m.handle,
+                    distance: Some(u32::from(m.distance)),
+                    similarity: None,
+                })
+                .collect(),
+            Err(_) => Vec::new(), // k was validated against the layout at construction
+        }
+    }
+
+    fn insert(&mut self, doc: u32, sketch: u64) {
+        // Fails only past MAX_ENTRIES (4 billion) documents.
+        let _ = self.index.insert(sketch, doc);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.index.heap_bytes()
+    }
+}
