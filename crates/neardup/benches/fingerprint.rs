@@ -13,7 +13,9 @@ use neardup::{FingerprintConfig, Fingerprinter};
 fn corpora_dir() -> Option<PathBuf> {
     let p = std::env::var_os("NEARDUP_CORPORA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
+        });
     p.is_dir().then_some(p)
 }
 
@@ -44,15 +46,34 @@ fn load(file: &str, fallback: &str, max_bytes: usize) -> Vec<String> {
 }
 
 fn fp(method: Method) -> Fingerprinter {
-    let f = Fingerprinter::new(FingerprintConfig { features: FeatureOptions { method, ..Default::default() }, ..Default::default() }).unwrap();
+    let f = Fingerprinter::new(FingerprintConfig {
+        features: FeatureOptions {
+            method,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
     f.warm_up();
     f
 }
 
 fn bench(c: &mut Criterion) {
-    let zh = load("zh_sanguo_yanyi.jsonl", include_str!("../tests/fixtures/sanguo_ch1.txt"), 4 << 20);
-    let zh_docs = load("zh_debian_docs.jsonl", include_str!("../tests/fixtures/sanguo_ch1.txt"), 4 << 20);
-    let en = load("en_sotu.jsonl", include_str!("../tests/fixtures/moby_dick_excerpt.txt"), 4 << 20);
+    let zh = load(
+        "zh_sanguo_yanyi.jsonl",
+        include_str!("../tests/fixtures/sanguo_ch1.txt"),
+        4 << 20,
+    );
+    let zh_docs = load(
+        "zh_debian_docs.jsonl",
+        include_str!("../tests/fixtures/sanguo_ch1.txt"),
+        4 << 20,
+    );
+    let en = load(
+        "en_sotu.jsonl",
+        include_str!("../tests/fixtures/moby_dick_excerpt.txt"),
+        4 << 20,
+    );
     let bytes = |d: &[String]| d.iter().map(|s| s.len() as u64).sum::<u64>();
 
     let norm = Normalizer::new(NormalizeOptions::default());
@@ -63,7 +84,13 @@ fn bench(c: &mut Criterion) {
         assert_eq!(norm.normalize(&n0), n0);
         assert!(n0.len() * 2 > docs[0].len());
         g.throughput(Throughput::Bytes(bytes(docs)));
-        g.bench_function(name, |b| b.iter(|| docs.iter().map(|d| norm.normalize(black_box(d)).len()).sum::<usize>()));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                docs.iter()
+                    .map(|d| norm.normalize(black_box(d)).len())
+                    .sum::<usize>()
+            })
+        });
     }
     g.finish();
 
@@ -85,9 +112,19 @@ fn bench(c: &mut Criterion) {
         let mid = edited.len() / 2;
         edited[mid] = if edited[mid] == '的' { '之' } else { '的' };
         let b = f.simhash(&edited.into_iter().collect::<String>()).unwrap();
-        assert!(neardup::hamming(a, b) <= 3, "{name}: one-character edit moved {} bits", neardup::hamming(a, b));
+        assert!(
+            neardup::hamming(a, b) <= 3,
+            "{name}: one-character edit moved {} bits",
+            neardup::hamming(a, b)
+        );
         g.throughput(Throughput::Bytes(bytes(docs)));
-        g.bench_function(name, |b| b.iter(|| docs.iter().map(|d| f.simhash(black_box(d)).unwrap()).fold(0, |x, y| x ^ y)));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                docs.iter()
+                    .map(|d| f.simhash(black_box(d)).unwrap())
+                    .fold(0, |x, y| x ^ y)
+            })
+        });
     }
     g.finish();
 }

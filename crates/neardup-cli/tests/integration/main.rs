@@ -1,3 +1,4 @@
 //! One integration-test binary for the `neardup` CLI, with a module per topic.
-mod util;
 mod index;
+mod util;
+mod fingerprint;

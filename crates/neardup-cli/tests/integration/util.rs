@@ -17,11 +17,16 @@ pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().expect("spawn neardup");
-    {
-        let mut si = child.stdin.take().unwrap();
-        if let Some(data) = stdin {
-            si.write_all(data).unwrap();
+    // Feed stdin from a thread so a large output cannot deadlock against a full pipe; a
+    // child that exits early (an error) closes its stdin, which is not a test failure.
+    let mut si = child.stdin.take().unwrap();
+    let data = stdin.map(|d| d.to_vec());
+    let writer = std::thread::spawn(move || {
+        if let Some(data) = data {
+            let _ = si.write_all(&data);
         }
-    }
-    child.wait_with_output().expect("wait neardup")
+    });
+    let out = child.wait_with_output().expect("wait neardup");
+    writer.join().unwrap();
+    out
 }

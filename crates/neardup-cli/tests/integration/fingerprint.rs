@@ -1,0 +1,112 @@
+//! CLI tests for `neardup fingerprint` and `neardup compare`.
+
+use crate::util::run;
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+#[test]
+fn lines_from_stdin_one_fingerprint_per_line() {
+    let o = run(&["fingerprint"], Some(b"the cat sat on the mat\nthe cat sat on a mat\n"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "cb10034311d3346d\nc25422821196042f\n");
+}
+
+#[test]
+fn jsonl_with_custom_fields_and_missing_ids() {
+    let input = "{\"url\":\"a\",\"body\":\"the cat sat on the mat\"}\n\n{\"body\":\"你妈妈喊你回家吃饭哦，回家罗回家罗\"}\n";
+    let o = run(&["fingerprint", "--format", "jsonl", "--id-field", "url", "--text-field", "body"], Some(input.as_bytes()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(out[0], serde_json::json!({"id": "a", "simhash": "cb10034311d3346d"}));
+    // The second object is on line 2 (0-based) of the input.
+    assert_eq!(out[1], serde_json::json!({"id": 2, "simhash": "d57724fa8ff02f2c"}));
+}
+
+#[test]
+fn whole_files_print_hex_and_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.html");
+    std::fs::write(&a, "<p>the cat sat on the mat</p><script>var x;</script>").unwrap();
+    let o = run(&["fingerprint", a.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("cb10034311d3346d  {}\n", a.display()));
+}
+
+#[test]
+fn same_output_with_one_or_two_threads() {
+    let text: String = (0..300).map(|i| format!("{{\"id\":{i},\"text\":\"document number {i} about {} things\"}}\n", i % 7)).collect();
+    let a = run(&["fingerprint", "--format", "jsonl", "--threads", "1"], Some(text.as_bytes()));
+    let b = run(&["fingerprint", "--format", "jsonl", "--threads", "2"], Some(text.as_bytes()));
+    assert!(a.status.success() && b.status.success());
+    assert_eq!(stdout(&a), stdout(&b));
+    assert_eq!(stdout(&a).lines().count(), 300);
+}
+
+#[test]
+fn regression_malformed_json_names_line_and_fix() {
+    let o = run(&["fingerprint", "--format", "jsonl"], Some(b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\":\n"));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("<stdin>:2") && e.contains("malformed JSON") && e.contains("--skip-bad"), "{e}");
+    let o = run(&["fingerprint", "--format", "jsonl", "--skip-bad"], Some(b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\":\n"));
+    assert!(o.status.success());
+    assert_eq!(stdout(&o).lines().count(), 1);
+    assert!(stderr(&o).contains("1 bad input line"));
+}
+
+#[test]
+fn regression_invalid_utf8_names_line() {
+    let o = run(&["fingerprint"], Some(b"fine line\nbad \xff\xfe line\n"));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("<stdin>:2") && e.contains("invalid UTF-8") && e.contains("iconv"), "{e}");
+}
+
+#[test]
+fn empty_documents_stop_or_print_dash() {
+    let o = run(&["fingerprint"], Some(b"text\n\n"));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("<stdin>:2") && stderr(&o).contains("--skip-empty"));
+    let o = run(&["fingerprint", "--skip-empty"], Some(b"text\n\n"));
+    assert!(o.status.success());
+    assert_eq!(stdout(&o).lines().nth(1), Some("-"));
+    let o = run(&["fingerprint", "--format", "jsonl", "--skip-empty"], Some(b"{\"id\":\"e\",\"text\":\" \"}\n"));
+    assert_eq!(stdout(&o).trim(), "{\"id\":\"e\",\"simhash\":null}");
+}
+
+#[test]
+fn wrong_field_type_and_missing_field() {
+    let o = run(&["fingerprint", "--format", "jsonl"], Some(b"{\"id\":1,\"text\":5}\n"));
+    assert!(stderr(&o).contains("`text` is a number"), "{}", stderr(&o));
+    let o = run(&["fingerprint", "--format", "jsonl"], Some(b"{\"id\":1,\"body\":\"x\"}\n"));
+    assert!(stderr(&o).contains("--text-field") && stderr(&o).contains("body"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_options_are_explained() {
+    let o = run(&["fingerprint", "--char-ngram", "0"], Some(b"x\n"));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("char_ngram"), "{}", stderr(&o));
+    let o = run(&["fingerprint", "--method", "bogus"], Some(b"x\n"));
+    assert!(stderr(&o).contains("auto, jieba, chars or words"), "{}", stderr(&o));
+    let o = run(&["fingerprint", "/nonexistent/file.txt"], None);
+    assert!(stderr(&o).contains("/nonexistent/file.txt"), "{}", stderr(&o));
+}
+
+#[test]
+fn compare_prints_distance_and_explains() {
+    let o = run(&["compare", "--text", "你妈妈喊你回家吃饭哦，回家罗回家罗", "你妈妈叫你回家吃饭啦，回家罗回家罗", "--explain"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("distance 0") && s.contains("near-duplicates"), "{s}");
+    assert!(s.contains("\"回家\""), "{s}");
+    let o = run(&["compare", "--text", "the cat sat on the mat", "we all scream for ice cream"], None);
+    assert!(stdout(&o).contains("different"), "{}", stdout(&o));
+    let o = run(&["compare", "missing-a.txt", "missing-b.txt"], None);
+    assert!(!o.status.success() && stderr(&o).contains("--text"), "{}", stderr(&o));
+}
