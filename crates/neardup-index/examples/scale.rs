@@ -4,7 +4,10 @@
 //!
 //! ```text
 //! cargo run --release -p neardup-index --example scale -- 50000000 [--layouts m4,auto] [--queries 2000000] [--k 3] [--budget-gib 6] [--no-pairs]
+//!     [--write-fps FILE] [--write-queries FILE]   # also act as the generator for the CLI
 //! ```
+//!
+//! `--layouts none` skips the index measurements.
 use neardup_index::gen::{corpus, flip_bits, SplitMix64};
 use neardup_index::{all_pairs, hamming, linear_search, HammingIndex, Layout};
 use std::ops::ControlFlow;
@@ -29,6 +32,8 @@ fn main() {
     let mut k: u32 = 3;
     let mut budget_gib: f64 = 6.0;
     let mut pairs = true;
+    let mut write_fps: Option<String> = None;
+    let mut write_queries: Option<String> = None;
     let mut i = 0;
     while i < args.len() {
         let next = |i: usize| args.get(i + 1).cloned().unwrap_or_default();
@@ -50,6 +55,14 @@ fn main() {
                 i += 1;
             }
             "--no-pairs" => pairs = false,
+            "--write-fps" => {
+                write_fps = Some(next(i));
+                i += 1;
+            }
+            "--write-queries" => {
+                write_queries = Some(next(i));
+                i += 1;
+            }
             a => n = a.parse().expect("N"),
         }
         i += 1;
@@ -69,6 +82,16 @@ fn main() {
             }
         })
         .collect();
+    if let Some(p) = &write_fps {
+        neardup_index::fpfile::write(p.as_ref(), &fps, neardup_index::fpfile::Format::Auto)
+            .unwrap();
+        println!("wrote {n} fingerprints to {p}");
+    }
+    if let Some(p) = &write_queries {
+        neardup_index::fpfile::write(p.as_ref(), &queries, neardup_index::fpfile::Format::Auto)
+            .unwrap();
+        println!("wrote {nq} queries to {p}");
+    }
     let sample: Vec<u64> = queries
         .iter()
         .step_by((nq / 100).max(1))
@@ -104,7 +127,7 @@ fn main() {
         want.iter().map(Vec::len).sum::<usize>()
     };
     let _ = linear_search; // the reference for the tests; here a parallel scan of `fps` is used
-    for name in layouts.split(',') {
+    for name in layouts.split(',').filter(|&l| l != "none" && !l.is_empty()) {
         let layout = if name == "auto" {
             Layout::plan(n as u64, k, budget).unwrap()
         } else {

@@ -7,11 +7,15 @@
 //!   slot `s` (those whose permuted top `d` bits equal `s`) are `dir[s]..dir[s+1]`.
 //! - `top[i] << 16 | bot[i]` is the residual (the permuted fingerprint's low `64 - d` bits,
 //!   `d >= 16` so it fits 48 bits); `handles[i]` is its handle.
+//! - when `d < key_bits`, every slot with more than `SMALL_SLOT` entries is sorted by residual.
 //! - `dead` is empty or has one bit per main entry; a set bit is a removed entry.
 //! - `delta` is empty or has `2^DELTA_BITS` buckets of `(permuted fingerprint, handle)` keyed by
 //!   the top `DELTA_BITS` bits.
 use crate::layout::{directory_bits, MIN_DIR_BITS};
 use std::ops::ControlFlow;
+
+/// Slots larger than this are kept sorted by residual when the directory is coarser than the key.
+const SMALL_SLOT: usize = 32;
 
 /// Bits of the delta's bucket key.
 pub(crate) const DELTA_BITS: u32 = MIN_DIR_BITS;
@@ -122,6 +126,7 @@ impl Table {
         advise_huge(&handles);
         let rm = lowmask(shift);
         let mut cnt = vec![0u32; sub];
+        let mut sort_buf: Vec<(u64, u32)> = Vec::new();
         for b in 0..1usize << R {
             let part = &tmp_p[starts[b]..starts[b + 1]];
             let part_h = &tmp_h[starts[b]..starts[b + 1]];
@@ -144,6 +149,25 @@ impl Table {
                 top[i] = (r >> 16) as u32;
                 bot[i] = r as u16;
                 handles[i] = h;
+            }
+            if d < key_bits {
+                // The directory is coarser than the key: sort big slots by residual so that a
+                // query can binary-search its key's sub-range (hot prefixes stay cheap).
+                for sl in b * sub..(b + 1) * sub {
+                    let (a, e) = (dir[sl] as usize, cnt[sl - b * sub] as usize);
+                    if e - a > SMALL_SLOT {
+                        sort_buf.clear();
+                        sort_buf.extend(
+                            (a..e).map(|i| ((top[i] as u64) << 16 | bot[i] as u64, handles[i])),
+                        );
+                        sort_buf.sort_unstable();
+                        for (i, &(r, h)) in (a..e).zip(&sort_buf) {
+                            top[i] = (r >> 16) as u32;
+                            bot[i] = r as u16;
+                            handles[i] = h;
+                        }
+                    }
+                }
             }
         }
         dir[slots] = n as u32;
@@ -181,6 +205,20 @@ impl Table {
     #[inline(always)]
     fn resid(&self, i: usize) -> u64 {
         (self.top[i] as u64) << 16 | self.bot[i] as u64
+    }
+
+    /// Number of entries in `a..b` (sorted by residual) whose residual is below `x`.
+    fn partition(&self, a: usize, b: usize, x: u64) -> usize {
+        let (mut lo, mut hi) = (a, b);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.resid(mid) < x {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo - a
     }
 
     #[inline(always)]
@@ -339,8 +377,17 @@ impl Table {
     where
         F: FnMut(u32, u64, u32) -> ControlFlow<()>,
     {
-        let a = self.dir[s] as usize;
-        let b = self.dir[s + 1] as usize;
+        let mut a = self.dir[s] as usize;
+        let mut b = self.dir[s + 1] as usize;
+        if self.d < self.key_bits && b - a > SMALL_SLOT {
+            // Sorted slot: only entries with the query's key can be reported from this table,
+            // and they are the residuals in [lower, upper).
+            let low = 64 - self.key_bits;
+            let lower = (qres >> low) << low;
+            let upper = lower + (1u64 << low);
+            a += self.partition(a, b, lower);
+            b = a + self.partition(a, b, upper);
+        }
         if a == b {
             return ControlFlow::Continue(());
         }

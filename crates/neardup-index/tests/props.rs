@@ -229,16 +229,31 @@ fn many_inserts_trigger_merges_and_compaction() {
 
 #[test]
 fn hot_cluster_is_exact() {
+    // 10k of 40k share their top 16 bits: a hot bucket for m4, and big sorted directory slots
+    // (directory coarser than the key) for m5x2 and m6x3.
     let fps = neardup_index::gen::clustered(40_000, 10_000, 3);
-    let index = HammingIndex::from_fingerprints(Layout::new(4, 3).unwrap(), &fps).unwrap();
-    let entries: Vec<(u64, u32)> = fps
+    let mut entries: Vec<(u64, u32)> = fps
         .iter()
         .enumerate()
         .map(|(i, &f)| (f, i as u32))
         .collect();
     let mut rng = SplitMix64::new(1);
-    for i in (0..fps.len()).step_by(4000) {
-        let q = flip_bits(fps[i], 2, &mut rng);
-        assert_eq!(index.search(q, 3).unwrap(), linear_search(&entries, q, 3));
+    let queries: Vec<u64> = (0..fps.len())
+        .step_by(1000)
+        .map(|i| flip_bits(fps[i], 2, &mut rng))
+        .collect();
+    for (m, k) in [(4, 3), (5, 3), (6, 3)] {
+        let mut index = HammingIndex::from_fingerprints(Layout::new(m, k).unwrap(), &fps).unwrap();
+        for &q in &queries {
+            assert_eq!(index.search(q, k).unwrap(), linear_search(&entries, q, k));
+        }
+        // remove some cluster members (tombstones in sorted slots) and re-check
+        for i in (0..fps.len()).step_by(8) {
+            assert!(index.remove(fps[i], i as u32));
+        }
+        let live: Vec<(u64, u32)> = entries.iter().copied().filter(|e| e.1 % 8 != 0).collect();
+        for &q in &queries {
+            assert_eq!(index.search(q, k).unwrap(), linear_search(&live, q, k));
+        }
     }
 }
