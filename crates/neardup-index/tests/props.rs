@@ -232,7 +232,7 @@ fn hot_cluster_is_exact() {
     // 10k of 40k share their top 16 bits: a hot bucket for m4, and big sorted directory slots
     // (directory coarser than the key) for m5x2 and m6x3.
     let fps = neardup_index::gen::clustered(40_000, 10_000, 3);
-    let mut entries: Vec<(u64, u32)> = fps
+    let entries: Vec<(u64, u32)> = fps
         .iter()
         .enumerate()
         .map(|(i, &f)| (f, i as u32))
