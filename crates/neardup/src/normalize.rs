@@ -90,19 +90,15 @@ impl Normalizer {
             HtmlMode::Never => false,
             HtmlMode::Auto => looks_like_html(text),
         };
-        let html_text;
-        let mut s: &str = text;
-        if is_html {
-            html_text = html_to_text(text);
-            s = &html_text;
-        }
-        let nfkc_text;
+        // Intermediate copies are dropped as soon as the next step has consumed them, so a
+        // huge document needs at most the input plus two copies at any time.
+        let mut owned: Option<String> = is_html.then(|| html_to_text(text));
         if self.opts.nfkc {
-            if let Some(t) = nfkc(s) {
-                nfkc_text = t;
-                s = &nfkc_text;
+            if let Some(t) = nfkc(owned.as_deref().unwrap_or(text)) {
+                owned = Some(t);
             }
         }
+        let s: &str = owned.as_deref().unwrap_or(text);
         let mut out = String::with_capacity(s.len());
         let mut pending_space = false;
         for c in s.chars() {
