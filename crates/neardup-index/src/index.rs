@@ -186,16 +186,8 @@ impl HammingIndex {
         let specs = self.layout.specs();
         // Issue the independent memory accesses of all tables before scanning any of them, so
         // that their cache misses overlap.
-        for (t, s) in self.tables.iter().zip(specs) {
-            if s.max_block < kb + k {
-                t.prefetch_dir(s.permute(q));
-            }
-        }
-        for (t, s) in self.tables.iter().zip(specs) {
-            if s.max_block < kb + k {
-                t.prefetch_data(s.permute(q));
-            }
-        }
+        self.prefetch_dirs(q, k);
+        self.prefetch_data(q, k);
         for (t, s) in self.tables.iter().zip(specs) {
             if s.max_block >= kb + k {
                 // Never the reporting table for a match within k (see `canonical_key_set`).
@@ -217,6 +209,28 @@ impl HammingIndex {
             }
         }
         Ok(ControlFlow::Continue(()))
+    }
+
+    /// First prefetch stage of a query: the directory entries of every table it will probe.
+    #[inline]
+    fn prefetch_dirs(&self, q: u64, k: u32) {
+        let kb = self.layout.key_blocks() as u32;
+        for (t, s) in self.tables.iter().zip(self.layout.specs()) {
+            if s.max_block < kb + k {
+                t.prefetch_dir(s.permute(q));
+            }
+        }
+    }
+
+    /// Second prefetch stage: the first residuals of every probed slot (reads the directory).
+    #[inline]
+    fn prefetch_data(&self, q: u64, k: u32) {
+        let kb = self.layout.key_blocks() as u32;
+        for (t, s) in self.tables.iter().zip(self.layout.specs()) {
+            if s.max_block < kb + k {
+                t.prefetch_data(s.permute(q));
+            }
+        }
     }
 
     /// Every live entry within distance `k` of `q`, sorted by handle then fingerprint.
