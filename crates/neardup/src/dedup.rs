@@ -1,1 +1,469 @@
-//! Batch deduplication of a corpus into clusters (issue 4).
+//! Batch deduplication of a corpus into clusters, over any [`Detector`].
+//!
+//! Documents are numbered `0, 1, 2, …` in input order. A [`Deduper`] takes them in batches:
+//! the sketches of a batch are computed in parallel (rayon), then every document is decided
+//! **serially, in input order**: the detector is asked which earlier documents it is a
+//! near-duplicate of, the links are merged with union-find, and the document is inserted.
+//! Nothing depends on thread timing: the same input gives the same output at any thread count.
+//!
+//! # What the results mean
+//!
+//! - **Clusters** are the connected components of the near-duplicate graph (an edge joins two
+//!   documents the detector links, e.g. simhash within Hamming distance `k`): every document
+//!   is inserted, duplicates included, so this is single-linkage clustering. Components do not
+//!   depend on input order. A cluster is numbered by its first document (smallest number).
+//! - With [`Keep::First`], a document's `duplicate_of` is decided on arrival and never changes:
+//!   the first document of the cluster it joins (as the cluster stood then). A kept document is
+//!   one with no earlier near-duplicate. When a later document bridges two clusters that were
+//!   not near-duplicates of each other, the merged cluster holds two kept documents — exactly
+//!   what an online crawler that already stored both would see.
+//! - With [`Keep::Longest`], decisions wait for the end of the input: each cluster's
+//!   representative is its longest document (in characters; ties → the earliest), every other
+//!   member's `duplicate_of` is that representative, and each cluster keeps exactly one
+//!   document.
+//! - `matched`/`distance`/`similarity` describe the closest earlier document (smallest
+//!   distance, then highest similarity, then earliest) — the evidence for the decision.
+//! - **Empty documents** (nothing left after normalisation, [`Error::EmptyDocument`]) are never
+//!   dropped: each is its own cluster, kept, with [`Outcome::empty`] set; they are not indexed.
+//!
+//! Memory: the detector's index plus ~40 bytes per document; texts are not retained.
+//!
+//! ```
+//! use neardup::dedup::{dedup, Keep};
+//! use neardup::detect::SimhashDetector;
+//! use neardup::{FingerprintConfig, Fingerprinter};
+//! let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+//! let det = SimhashDetector::new(fp, 3).unwrap();
+//! let docs = [
+//!     "the quick brown fox jumps over the lazy dog, again and again",
+//!     "something else entirely, about ice cream and summer evenings",
+//!     "The quick brown fox jumps over the lazy dog, again and again!",
+//! ];
+//! let result = dedup(det, &docs, Keep::First).unwrap();
+//! assert_eq!(result.outcomes[2].duplicate_of, Some(0));
+//! assert_eq!(result.outcomes[2].cluster, 0);
+//! assert_eq!(result.outcomes[1].duplicate_of, None);
+//! assert_eq!(result.report(3).clusters, 2);
+//! ```
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::detect::{Detector, Verdict};
+use crate::error::Error;
+
+/// Which document of a cluster is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// The first in input order; decided on arrival (streaming).
+    #[default]
+    First,
+    /// The longest (characters; ties → earliest); decided after the whole input.
+    Longest,
+}
+
+impl std::str::FromStr for Keep {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "first" => Ok(Keep::First),
+            "longest" => Ok(Keep::Longest),
+            _ => Err(Error::Config(format!("keep `{s}`: use first or longest"))),
+        }
+    }
+}
+
+/// A document whose sketch could not be computed for a reason other than being empty.
+#[derive(Debug, thiserror::Error)]
+#[error("document {doc}: {source}")]
+pub struct SketchFailure {
+    /// The document's number (0-based input position).
+    pub doc: u32,
+    /// What went wrong; see its documentation for the fix.
+    #[source]
+    pub source: Error,
+}
+
+/// The decision about one document.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Outcome {
+    /// The kept document this one is a duplicate of (`None`: kept).
+    pub duplicate_of: Option<u32>,
+    /// The cluster: the number of its first document. Final only after [`Deduper::finish`].
+    pub cluster: u32,
+    /// The closest earlier near-duplicate (the evidence), if any.
+    pub matched: Option<u32>,
+    /// Distance to `matched` (fingerprint methods).
+    pub distance: Option<u32>,
+    /// Similarity to `matched` (set and text methods).
+    pub similarity: Option<f64>,
+    /// Nothing was left after normalisation: own cluster, kept, not indexed.
+    pub empty: bool,
+}
+
+/// Union-find over document numbers; each root knows its component's smallest member.
+#[derive(Debug, Default, Clone)]
+struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+    min: Vec<u32>,
+}
+
+impl UnionFind {
+    fn push(&mut self) -> u32 {
+        let i = self.parent.len() as u32;
+        self.parent.push(i);
+        self.size.push(1);
+        self.min.push(i);
+        i
+    }
+
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+
+    fn union(&mut self, a: u32, b: u32) -> u32 {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return ra;
+        }
+        let (big, small) = if self.size[ra as usize] >= self.size[rb as usize] {
+            (ra, rb)
+        } else {
+            (rb, ra)
+        };
+        self.parent[small as usize] = big;
+        self.size[big as usize] += self.size[small as usize];
+        self.min[big as usize] = self.min[big as usize].min(self.min[small as usize]);
+        big
+    }
+}
+
+/// Streaming, order-preserving deduplication over a [`Detector`].
+#[derive(Debug)]
+pub struct Deduper<D: Detector> {
+    detector: D,
+    uf: UnionFind,
+    outcomes: Vec<Outcome>,
+    lengths: Vec<u32>,
+}
+
+impl<D: Detector> Deduper<D> {
+    /// A deduper with an empty index.
+    pub fn new(detector: D) -> Self {
+        Deduper {
+            detector,
+            uf: UnionFind::default(),
+            outcomes: Vec::new(),
+            lengths: Vec::new(),
+        }
+    }
+
+    /// The detector.
+    pub fn detector(&self) -> &D {
+        &self.detector
+    }
+
+    /// Documents decided so far.
+    pub fn len(&self) -> usize {
+        self.outcomes.len()
+    }
+
+    /// Whether no document was decided yet.
+    pub fn is_empty(&self) -> bool {
+        self.outcomes.is_empty()
+    }
+
+    /// Sketches texts in parallel (pure; may run while another batch is being read).
+    pub fn sketch_batch<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Vec<crate::Result<D::Sketch>> {
+        let det = &self.detector;
+        texts.par_iter().map(|t| det.sketch(t.as_ref())).collect()
+    }
+
+    /// Decides a batch in order: `sketches[i]` belongs to a document of `lengths[i]` characters.
+    /// Returns the batch's outcomes (with `duplicate_of` final for [`Keep::First`]).
+    ///
+    /// An [`Error::EmptyDocument`] sketch is recorded as an empty document; any other error
+    /// stops with a [`SketchFailure`] naming the document (nothing of the batch is decided).
+    pub fn decide_batch(
+        &mut self,
+        sketches: Vec<crate::Result<D::Sketch>>,
+        lengths: &[u32],
+    ) -> Result<&[Outcome], SketchFailure> {
+        let start = self.outcomes.len();
+        if let Some(i) = sketches
+            .iter()
+            .position(|s| matches!(s, Err(e) if !matches!(e, Error::EmptyDocument { .. })))
+        {
+            let source = sketches.into_iter().nth(i).and_then(|s| s.err());
+            return Err(SketchFailure {
+                doc: (start + i) as u32,
+                source: source.unwrap_or_else(|| Error::Config("sketch failed".into())),
+            });
+        }
+        for (i, s) in sketches.into_iter().enumerate() {
+            let len = lengths.get(i).copied().unwrap_or(0);
+            self.decide_one(s.ok(), len);
+        }
+        Ok(&self.outcomes[start..])
+    }
+
+    /// Sketches (in parallel) and decides (in order) a batch of texts.
+    pub fn push_batch<S: AsRef<str> + Sync>(
+        &mut self,
+        texts: &[S],
+    ) -> Result<&[Outcome], SketchFailure> {
+        let sketches = self.sketch_batch(texts);
+        let lengths: Vec<u32> = texts
+            .par_iter()
+            .map(|t| t.as_ref().chars().count().min(u32::MAX as usize) as u32)
+            .collect();
+        self.decide_batch(sketches, &lengths)
+    }
+
+    /// Decides one document from its sketch (`None`: empty document).
+    pub fn decide_one(&mut self, sketch: Option<D::Sketch>, chars: u32) -> Outcome {
+        let doc = self.uf.push();
+        self.lengths.push(chars);
+        let Some(sketch) = sketch else {
+            let o = Outcome {
+                cluster: doc,
+                empty: true,
+                ..Outcome::default()
+            };
+            self.outcomes.push(o);
+            return o;
+        };
+        let verdicts = self.detector.find(&sketch);
+        let best = best_verdict(&verdicts);
+        let mut root = doc;
+        for v in &verdicts {
+            root = self.uf.union(root, v.of);
+        }
+        let first = self.uf.min[root as usize];
+        let o = Outcome {
+            duplicate_of: (first != doc).then_some(first),
+            cluster: first,
+            matched: best.map(|b| b.of),
+            distance: best.and_then(|b| b.distance),
+            similarity: best.and_then(|b| b.similarity),
+            empty: false,
+        };
+        self.detector.insert(doc, sketch);
+        self.outcomes.push(o);
+        o
+    }
+
+    /// Final clusters (and, for [`Keep::Longest`], representatives).
+    pub fn finish(mut self, keep: Keep) -> Clustering {
+        let n = self.outcomes.len();
+        let roots: Vec<u32> = (0..n as u32).map(|i| self.uf.find(i)).collect();
+        let mut rep: Vec<u32> = vec![u32::MAX; n];
+        if keep == Keep::Longest {
+            for i in 0..n {
+                let r = roots[i] as usize;
+                let cur = rep[r];
+                if cur == u32::MAX || self.lengths[i] > self.lengths[cur as usize] {
+                    rep[r] = i as u32;
+                }
+            }
+        }
+        for (i, o) in self.outcomes.iter_mut().enumerate() {
+            let r = roots[i] as usize;
+            o.cluster = self.uf.min[r];
+            if keep == Keep::Longest {
+                o.duplicate_of = (rep[r] != i as u32).then_some(rep[r]);
+            }
+        }
+        Clustering {
+            method: self.detector.name(),
+            outcomes: self.outcomes,
+            keep,
+        }
+    }
+}
+
+fn best_verdict(vs: &[Verdict]) -> Option<Verdict> {
+    vs.iter().copied().min_by(|a, b| {
+        a.distance
+            .unwrap_or(0)
+            .cmp(&b.distance.unwrap_or(0))
+            .then_with(|| {
+                b.similarity
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.similarity.unwrap_or(0.0))
+            })
+            .then_with(|| a.of.cmp(&b.of))
+    })
+}
+
+/// Deduplicates a whole slice of texts (batches of 4096).
+pub fn dedup<D: Detector, S: AsRef<str> + Sync>(
+    detector: D,
+    texts: &[S],
+    keep: Keep,
+) -> Result<Clustering, SketchFailure> {
+    let mut d = Deduper::new(detector);
+    for chunk in texts.chunks(4096) {
+        d.push_batch(chunk)?;
+    }
+    Ok(d.finish(keep))
+}
+
+/// Deduplicates precomputed sketches (e.g. the same fingerprints at several distances).
+/// `lengths[i]` is document `i`'s length in characters (used by [`Keep::Longest`]); `None`
+/// sketches are empty documents.
+pub fn dedup_sketches<D: Detector>(
+    detector: D,
+    sketches: impl IntoIterator<Item = Option<D::Sketch>>,
+    lengths: &[u32],
+    keep: Keep,
+) -> Clustering {
+    let mut d = Deduper::new(detector);
+    for (i, s) in sketches.into_iter().enumerate() {
+        d.decide_one(s, lengths.get(i).copied().unwrap_or(0));
+    }
+    d.finish(keep)
+}
+
+/// The result of a deduplication.
+#[derive(Debug, Clone)]
+pub struct Clustering {
+    /// The detector's name (e.g. `simhash(k=3)`).
+    pub method: String,
+    /// One outcome per document, in input order.
+    pub outcomes: Vec<Outcome>,
+    /// How representatives were chosen.
+    pub keep: Keep,
+}
+
+/// One cluster in a [`Report`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClusterSummary {
+    /// The cluster number (its first document).
+    pub cluster: u32,
+    /// Number of documents.
+    pub size: u32,
+    /// Up to ten member documents, in input order.
+    pub sample: Vec<u32>,
+}
+
+/// Cluster statistics.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// The detector's name.
+    pub method: String,
+    /// Documents.
+    pub documents: u64,
+    /// Documents with a `duplicate_of`.
+    pub duplicates: u64,
+    /// Empty documents (own cluster, kept).
+    pub empty: u64,
+    /// Clusters, singletons included.
+    pub clusters: u64,
+    /// Clusters of two or more documents.
+    pub clusters_with_duplicates: u64,
+    /// `(label, clusters)` by size: `1`, `2`, `3-4`, `5-8`, … (powers of two).
+    pub size_distribution: Vec<(String, u64)>,
+    /// The largest clusters (size descending, then cluster number).
+    pub largest: Vec<ClusterSummary>,
+}
+
+impl Clustering {
+    /// The members of every cluster of two or more documents, keyed by cluster number, in order.
+    pub fn groups(&self) -> Vec<(u32, Vec<u32>)> {
+        let mut members: rustc_hash::FxHashMap<u32, Vec<u32>> = Default::default();
+        for (i, o) in self.outcomes.iter().enumerate() {
+            members.entry(o.cluster).or_default().push(i as u32);
+        }
+        let mut v: Vec<(u32, Vec<u32>)> =
+            members.into_iter().filter(|(_, m)| m.len() > 1).collect();
+        v.sort_unstable_by_key(|(c, _)| *c);
+        v
+    }
+
+    /// Statistics with the `top` largest clusters.
+    pub fn report(&self, top: usize) -> Report {
+        let n = self.outcomes.len();
+        let mut sizes = vec![0u32; n];
+        for o in &self.outcomes {
+            sizes[o.cluster as usize] += 1;
+        }
+        let mut hist: Vec<u64> = Vec::new();
+        let mut clusters = 0u64;
+        let mut multi = 0u64;
+        for &s in sizes.iter().filter(|&&s| s > 0) {
+            clusters += 1;
+            if s > 1 {
+                multi += 1;
+            }
+            let b = (32 - (s - 1).leading_zeros()) as usize; // 1→0, 2→1, 3-4→2, 5-8→3
+            if hist.len() <= b {
+                hist.resize(b + 1, 0);
+            }
+            hist[b] += 1;
+        }
+        let size_distribution = hist
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(b, &c)| {
+                let label = match b {
+                    0 => "1".to_string(),
+                    1 => "2".to_string(),
+                    _ => format!("{}-{}", (1u64 << (b - 1)) + 1, 1u64 << b),
+                };
+                (label, c)
+            })
+            .collect();
+        let mut big: Vec<(u32, u32)> = sizes
+            .iter()
+            .enumerate()
+            .filter(|(_, &s)| s > 1)
+            .map(|(c, &s)| (s, c as u32))
+            .collect();
+        big.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        big.truncate(top);
+        let mut largest: Vec<ClusterSummary> = big
+            .iter()
+            .map(|&(size, cluster)| ClusterSummary {
+                cluster,
+                size,
+                sample: Vec::new(),
+            })
+            .collect();
+        if !largest.is_empty() {
+            let want: rustc_hash::FxHashMap<u32, usize> = largest
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.cluster, i))
+                .collect();
+            for (i, o) in self.outcomes.iter().enumerate() {
+                if let Some(&j) = want.get(&o.cluster) {
+                    if largest[j].sample.len() < 10 {
+                        largest[j].sample.push(i as u32);
+                    }
+                }
+            }
+        }
+        Report {
+            method: self.method.clone(),
+            documents: n as u64,
+            duplicates: self
+                .outcomes
+                .iter()
+                .filter(|o| o.duplicate_of.is_some())
+                .count() as u64,
+            empty: self.outcomes.iter().filter(|o| o.empty).count() as u64,
+            clusters,
+            clusters_with_duplicates: multi,
+            size_distribution,
+            largest,
+        }
+    }
+}

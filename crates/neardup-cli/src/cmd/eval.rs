@@ -1,10 +1,304 @@
-//! `neardup eval` (being written).
+//! `neardup eval`: evaluation sets with planted near-duplicates (`make`), pairwise scoring of
+//! dedup output (`score`), and precision/recall against the distance k (`sweep`).
+//!
+//! Definitions are in the library's [`neardup::eval`] docs.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use neardup::eval::{self, MakeOptions, SetDoc, SourceDoc, Truth};
+use serde_json::Value;
+
+use super::common::{set_threads, FeatureArgs};
+use crate::input::{DocReader, Format, InputArgs};
 
 /// Arguments of `neardup eval`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "\
+Examples:
+  neardup eval make corpus.jsonl --seed 7 --output set.jsonl
+  neardup dedup set.jsonl > out.jsonl && neardup eval score set.jsonl out.jsonl
+  neardup eval sweep set.jsonl --k 0..8 --chart pr.svg
+
+Pairwise scoring: a true pair is two documents of the same planted group, a predicted pair two
+documents of the same dedup cluster; precision = correct/predicted, recall = correct/true.
+Per kind, a pair counts for the planted kinds of its documents; per length bucket (short < 140
+characters ≤ medium < 500 ≤ long, of the source text) for the shorter one.")]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: EvalCommand,
+}
+
+/// The `neardup eval` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum EvalCommand {
+    /// Build an evaluation set from corpus JSONL files by planting near-duplicates.
+    Make(MakeArgs),
+    /// Score dedup output against an evaluation set: pairwise precision, recall, F1.
+    Score(ScoreArgs),
+    /// Run dedup in-process at a range of distances and score each: a table and an SVG chart.
+    Sweep(SweepArgs),
+}
+
+/// Arguments of `neardup eval make`.
+#[derive(Debug, clap::Args)]
+pub struct MakeArgs {
+    /// Corpus files (JSONL, `{"id","text"}`).
+    #[arg(required = true)]
+    pub corpus: Vec<PathBuf>,
+    /// Random seed (the same corpus and seed give the same set).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where to write the set (JSONL).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+    /// At most this many source documents (chosen at random).
+    #[arg(long, default_value_t = 2000)]
+    pub max_sources: usize,
+    /// Sources shorter than this many characters are left out.
+    #[arg(long, default_value_t = 20)]
+    pub min_chars: usize,
+    /// JSONL field holding the document id.
+    #[arg(long, default_value = "id")]
+    pub id_field: String,
+    /// JSONL field holding the document text.
+    #[arg(long, default_value = "text")]
+    pub text_field: String,
+}
+
+/// Arguments of `neardup eval score`.
+#[derive(Debug, clap::Args)]
+pub struct ScoreArgs {
+    /// The evaluation set (from `neardup eval make`).
+    pub set: PathBuf,
+    /// `neardup dedup` output for the set (JSONL with `id` and `cluster`).
+    pub dedup_output: PathBuf,
+    /// Also write the scores as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// Arguments of `neardup eval sweep`.
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("method", |a| a.long("features").help("Feature method of the fingerprint: auto, jieba, chars, words")))]
+pub struct SweepArgs {
+    /// The evaluation set (from `neardup eval make`).
+    pub set: PathBuf,
+    /// Distances: a range `A..B` (inclusive) or a list `0,2,3`.
+    #[arg(long, default_value = "0..8", value_parser = parse_ks)]
+    pub k: KList,
+    #[command(flatten)]
+    pub features: FeatureArgs,
+    /// Write an SVG chart of precision and recall against k to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+    /// Also write the sweep as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Chart title (default: the set's file name and the feature method).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+/// A list of distances.
+#[derive(Debug, Clone)]
+pub struct KList(pub Vec<u32>);
+
+fn parse_ks(s: &str) -> Result<KList, String> {
+    let bad = || format!("`{s}`: use a range like 0..8 (inclusive) or a list like 0,2,3");
+    let ks: Vec<u32> = if let Some((a, b)) = s.split_once("..") {
+        let a: u32 = a.trim().parse().map_err(|_| bad())?;
+        let b: u32 = b
+            .trim_start_matches('=')
+            .trim()
+            .parse()
+            .map_err(|_| bad())?;
+        if a > b {
+            return Err(bad());
+        }
+        (a..=b).collect()
+    } else {
+        s.split(',')
+            .map(|x| x.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?
+    };
+    if ks.is_empty() || ks.iter().any(|&k| k >= 64) {
+        return Err(format!("`{s}`: distances must be 0 to 63"));
+    }
+    Ok(KList(ks))
+}
 
 /// Runs `neardup eval`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("neardup eval is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        EvalCommand::Make(a) => make(a),
+        EvalCommand::Score(a) => score(a),
+        EvalCommand::Sweep(a) => sweep(a),
+    }
+}
+
+fn make(a: MakeArgs) -> anyhow::Result<()> {
+    let input = InputArgs {
+        format: Format::Jsonl,
+        id_field: a.id_field.clone(),
+        text_field: a.text_field.clone(),
+    };
+    let mut sources = Vec::new();
+    for path in &a.corpus {
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        for item in DocReader::open(std::slice::from_ref(path), &input)? {
+            let doc = item.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let id = match &doc.id {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            sources.push(SourceDoc {
+                label: format!("{name}#{id}"),
+                text: doc.text,
+            });
+        }
+    }
+    let opts = MakeOptions {
+        seed: a.seed,
+        max_sources: a.max_sources,
+        min_chars: a.min_chars,
+        ..MakeOptions::default()
+    };
+    let set = eval::make_set(&sources, &opts);
+    let f = std::fs::File::create(&a.output)
+        .with_context(|| format!("cannot create {}", a.output.display()))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+    for d in &set.docs {
+        serde_json::to_writer(&mut w, d)?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()?;
+    let mut kinds: HashMap<&str, usize> = HashMap::new();
+    for d in &set.docs {
+        *kinds.entry(d.kind.as_str()).or_default() += 1;
+    }
+    let mut kinds: Vec<_> = kinds.into_iter().collect();
+    kinds.sort();
+    eprintln!(
+        "eval make: {} sources read, {} used ({} too short, {} near-duplicates of earlier sources left out); {} documents: {}",
+        sources.len(),
+        set.sources_used,
+        set.too_short,
+        set.natural_duplicates,
+        set.docs.len(),
+        kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+fn id_key(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Reads an evaluation set: `(id, text, truth)` per document.
+fn read_set(path: &Path) -> anyhow::Result<Vec<SetDoc>> {
+    let f = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in BufReader::with_capacity(1 << 20, f).lines().enumerate() {
+        let line = line.with_context(|| format!("{}:{}", path.display(), i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let d: SetDoc = serde_json::from_str(&line).with_context(|| {
+            format!(
+                "{}:{}: not an evaluation-set line (make one with `neardup eval make`)",
+                path.display(),
+                i + 1
+            )
+        })?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
+fn score(a: ScoreArgs) -> anyhow::Result<()> {
+    let set = read_set(&a.set)?;
+    let f = std::fs::File::open(&a.dedup_output)
+        .with_context(|| format!("cannot open {}", a.dedup_output.display()))?;
+    let mut clusters: HashMap<String, u64> = HashMap::new();
+    for (i, line) in BufReader::with_capacity(1 << 20, f).lines().enumerate() {
+        let origin = || format!("{}:{}", a.dedup_output.display(), i + 1);
+        let line = line.with_context(origin)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&line).with_context(origin)?;
+        let (Some(id), Some(c)) = (v.get("id"), v.get("cluster")) else {
+            anyhow::bail!(
+                "{}: expected `neardup dedup` output with \"id\" and \"cluster\"",
+                origin()
+            );
+        };
+        clusters.insert(id_key(id), neardup::hash::xxh3(c.to_string().as_bytes()));
+    }
+    let mut truth: Vec<Truth> = Vec::with_capacity(set.len());
+    let mut pred = Vec::with_capacity(set.len());
+    for d in &set {
+        let Some(&c) = clusters.get(&d.id) else {
+            anyhow::bail!(
+                "document {} of {} is not in {}; run dedup over the whole set",
+                d.id,
+                a.set.display(),
+                a.dedup_output.display()
+            );
+        };
+        truth.push(d.truth());
+        pred.push(c);
+    }
+    let s = eval::score(&truth, &pred);
+    print!("{}", s.table());
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&s)? + "\n")
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(())
+}
+
+fn sweep(a: SweepArgs) -> anyhow::Result<()> {
+    set_threads(a.threads);
+    let set = read_set(&a.set)?;
+    let fp = a.features.fingerprinter()?;
+    fp.warm_up();
+    let texts: Vec<&str> = set.iter().map(|d| d.text.as_str()).collect();
+    let truth: Vec<Truth> = set.iter().map(SetDoc::truth).collect();
+    let points = eval::sweep_simhash(&fp, &texts, &truth, &a.k.0)?;
+    print!("{}", eval::sweep_table(&points));
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&points)? + "\n")
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if let Some(p) = &a.chart {
+        let title = a.title.clone().unwrap_or_else(|| {
+            format!(
+                "{} — simhash, features {:?}",
+                a.set
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                a.features.method
+            )
+        });
+        std::fs::write(p, eval::sweep_svg(&points, &title))
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(())
 }

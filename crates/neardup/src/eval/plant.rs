@@ -1,0 +1,428 @@
+//! Planting near-duplicates: the perturbations of seed 001 and the page templates.
+//!
+//! All text here (templates, ads, phrases) is written for this project.
+
+use neardup_index::gen::SplitMix64;
+
+/// Whether a text is mostly Chinese (decides the language of templates and ads).
+pub(crate) fn is_chinese(text: &str) -> bool {
+    let mut han = 0usize;
+    let mut latin = 0usize;
+    for c in text.chars().take(2000) {
+        if crate::features::is_han(c) {
+            han += 1;
+        } else if c.is_ascii_alphabetic() {
+            latin += 1;
+        }
+    }
+    han * 3 > latin
+}
+
+fn pick<'a>(rng: &mut SplitMix64, xs: &[&'a str]) -> &'a str {
+    xs[rng.below(xs.len() as u64) as usize]
+}
+
+fn chance(rng: &mut SplitMix64, percent: u64) -> bool {
+    rng.below(100) < percent
+}
+
+const ZH_SITES: &[&str] = &[
+    "技术博客园",
+    "编程之家",
+    "开发者社区",
+    "代码人生",
+    "极客文库",
+    "学习笔记网",
+    "资讯中心",
+    "知识分享站",
+];
+const EN_SITES: &[&str] = &[
+    "DevNotes",
+    "The Daily Reader",
+    "Code Corner",
+    "Library Online",
+    "Text Archive",
+    "Reading Room",
+    "Open Pages",
+    "Story Hub",
+];
+const ZH_NAV: &[&str] = &[
+    "首页",
+    "新闻",
+    "博客",
+    "问答",
+    "下载",
+    "专栏",
+    "论坛",
+    "学院",
+    "关于我们",
+    "联系我们",
+    "登录",
+    "注册",
+    "热门标签",
+    "排行榜",
+    "投稿",
+    "帮助中心",
+];
+const EN_NAV: &[&str] = &[
+    "Home",
+    "News",
+    "Blog",
+    "Questions",
+    "Downloads",
+    "Columns",
+    "Forum",
+    "Academy",
+    "About us",
+    "Contact",
+    "Sign in",
+    "Register",
+    "Popular tags",
+    "Top charts",
+    "Submit",
+    "Help",
+];
+const ZH_RELATED: &[&str] = &[
+    "如何高效地学习一门新的编程语言",
+    "十个提升工作效率的小技巧",
+    "数据库索引的原理与实践",
+    "从零开始搭建个人网站",
+    "浅谈分布式系统的一致性",
+    "程序员的职业发展规划",
+    "图解网络协议的基本概念",
+    "读书笔记：代码整洁之道",
+    "周末去哪儿：城市周边游推荐",
+    "一文看懂机器学习的基本流程",
+    "正则表达式入门与进阶",
+    "浏览器缓存机制详解",
+];
+const EN_RELATED: &[&str] = &[
+    "How to learn a new programming language quickly",
+    "Ten small habits that make you more productive",
+    "Database indexes explained with examples",
+    "Building a personal website from scratch",
+    "A gentle introduction to distributed consensus",
+    "Career advice for junior developers",
+    "Networking protocols in pictures",
+    "Book notes: writing clean code",
+    "Weekend trips near the city",
+    "Machine learning, step by step",
+    "Regular expressions for beginners",
+    "How browser caching works",
+];
+const ZH_FOOTER: &[&str] = &[
+    "版权所有 © {site} 保留所有权利",
+    "本站内容仅供学习交流使用，如有侵权请联系删除",
+    "京ICP备{n}号",
+    "客服邮箱：service@example.com",
+    "友情链接：合作伙伴 | 网站地图 | 隐私政策 | 用户协议",
+];
+const EN_FOOTER: &[&str] = &[
+    "Copyright © {site}. All rights reserved.",
+    "Content on this site is for study and discussion only; contact us to request removal.",
+    "Registered company no. {n}",
+    "Support: service@example.com",
+    "Partners | Site map | Privacy policy | Terms of use",
+];
+const ZH_ADS: &[&str] = &[
+    "【广告】限时特惠！新用户注册即送100元优惠券，点击领取。",
+    "推荐阅读：月入过万的副业秘籍，扫码关注公众号获取。",
+    "【赞助】云服务器首年仅需99元，立即抢购！",
+    "广告：专业英语培训，免费试听三节课，名额有限。",
+    "点击下载APP，阅读体验更流畅，还有海量免费好书。",
+];
+const EN_ADS: &[&str] = &[
+    "Advertisement: New customers get $100 off their first order. Click to claim!",
+    "Sponsored: Cloud servers from $5 a month. Start your free trial today.",
+    "Recommended: The side hustle that doubled my income. Subscribe to learn how.",
+    "Ad: Learn a language in 30 days. Free trial lessons, limited places.",
+    "Download our app for a smoother reading experience and thousands of free books.",
+];
+
+fn list_items(rng: &mut SplitMix64, pool: &[&str], n: usize) -> Vec<String> {
+    let mut idx: Vec<usize> = (0..pool.len()).collect();
+    super::shuffle(rng, &mut idx);
+    idx.into_iter()
+        .take(n)
+        .map(|i| pool[i].to_string())
+        .collect()
+}
+
+/// A page template: visible boilerplate before and after the article.
+pub(crate) struct Template {
+    head: String,
+    tail: String,
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+impl Template {
+    /// A site template; `long` gives a long sidebar and footer (the hard-negative kind).
+    pub(crate) fn new(rng: &mut SplitMix64, chinese: bool, long: bool) -> Template {
+        let (sites, nav, related, footer) = if chinese {
+            (ZH_SITES, ZH_NAV, ZH_RELATED, ZH_FOOTER)
+        } else {
+            (EN_SITES, EN_NAV, EN_RELATED, EN_FOOTER)
+        };
+        let site = pick(rng, sites);
+        let nav_n = if long { 14 } else { 5 + rng.below(4) as usize };
+        let rel_n = if long { 12 } else { 3 + rng.below(3) as usize };
+        let mut head = format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\n<body>\n<header><h1>{}</h1><nav><ul>",
+            esc(site),
+            esc(site)
+        );
+        for item in list_items(rng, nav, nav_n) {
+            head.push_str(&format!(
+                "<li><a href=\"/{}\">{}</a></li>",
+                item.len(),
+                esc(&item)
+            ));
+        }
+        head.push_str("</ul></nav></header>\n<main><article>\n");
+        let mut tail = String::from("</article></main>\n<aside><h2>");
+        tail.push_str(if chinese {
+            "相关文章"
+        } else {
+            "Related articles"
+        });
+        tail.push_str("</h2><ul>");
+        let rounds = if long { 2 } else { 1 };
+        for _ in 0..rounds {
+            for item in list_items(rng, related, rel_n) {
+                tail.push_str(&format!(
+                    "<li><a href=\"/a/{}\">{}</a></li>",
+                    item.len(),
+                    esc(&item)
+                ));
+            }
+        }
+        tail.push_str("</ul></aside>\n<footer>");
+        let n = 10_000_000 + rng.below(89_999_999);
+        let lines = if long { footer.len() } else { 2 };
+        for f in footer.iter().take(lines) {
+            let line = f.replace("{site}", site).replace("{n}", &n.to_string());
+            tail.push_str(&format!("<p>{}</p>", esc(&line)));
+        }
+        tail.push_str("</footer>\n</body></html>\n");
+        Template { head, tail }
+    }
+
+    /// The text as the template's article, one `<p>` per line.
+    pub(crate) fn wrap(&self, text: &str) -> String {
+        let mut s = String::with_capacity(self.head.len() + text.len() * 11 / 10 + self.tail.len());
+        s.push_str(&self.head);
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            s.push_str("<p>");
+            s.push_str(&esc(line));
+            s.push_str("</p>\n");
+        }
+        s.push_str(&self.tail);
+        s
+    }
+}
+
+/// Mirror: the same text in another site's page template.
+pub(crate) fn mirror(rng: &mut SplitMix64, text: &str) -> String {
+    Template::new(rng, is_chinese(text), false).wrap(text)
+}
+
+const PUNCT_PAIRS: &[(char, char)] = &[
+    (',', '，'),
+    ('.', '。'),
+    ('!', '！'),
+    ('?', '？'),
+    (':', '：'),
+    (';', '；'),
+    ('(', '（'),
+    (')', '）'),
+    ('"', '“'),
+];
+
+/// Copy, reformatted: re-punctuated (ASCII ↔ CJK/full-width), letters and digits in
+/// full-width, line breaks and spaces changed, some case changes.
+pub(crate) fn reformat(rng: &mut SplitMix64, text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 5 / 4);
+    let wide_runs = chance(rng, 50);
+    let mut wide = false;
+    let mut sentence_start = true;
+    for c in text.chars() {
+        if wide_runs && rng.below(200) == 0 {
+            wide = !wide;
+        }
+        if let Some(&(a, b)) = PUNCT_PAIRS.iter().find(|(a, b)| *a == c || *b == c) {
+            if chance(rng, 80) {
+                out.push(if c == a { b } else { a });
+            } else {
+                out.push(c);
+            }
+            if c == '.' || c == '。' || c == '!' || c == '！' || c == '?' || c == '？' {
+                sentence_start = true;
+                if chance(rng, 10) {
+                    out.push('\n');
+                } else if chance(rng, 30) {
+                    out.push(' ');
+                }
+            }
+            continue;
+        }
+        if c == '\n' {
+            match rng.below(3) {
+                0 => out.push_str("\n\n"),
+                1 => out.push(' '),
+                _ => out.push_str("\r\n"),
+            }
+            continue;
+        }
+        if c == ' ' && chance(rng, 20) {
+            out.push_str("  ");
+            continue;
+        }
+        let mut ch = c;
+        if sentence_start && ch.is_ascii_lowercase() && chance(rng, 30) {
+            ch = ch.to_ascii_uppercase();
+        }
+        if !c.is_whitespace() {
+            sentence_start = false;
+        }
+        if wide && ch.is_ascii_alphanumeric() {
+            ch = char::from_u32(ch as u32 + 0xFEE0).unwrap_or(ch);
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Positions (byte offsets) of line starts, or of sentence starts in a single-line text.
+fn boundaries(text: &str) -> Vec<usize> {
+    let mut b: Vec<usize> = text
+        .char_indices()
+        .filter(|&(_, c)| matches!(c, '\n' | '。' | '.' | '！' | '!' | '？' | '?'))
+        .map(|(i, c)| i + c.len_utf8())
+        .filter(|&i| i < text.len())
+        .collect();
+    b.insert(0, 0);
+    b.push(text.len());
+    b
+}
+
+/// Inserted ads: one to three advertisement lines at sentence or line boundaries.
+pub(crate) fn ads(rng: &mut SplitMix64, text: &str) -> String {
+    let pool = if is_chinese(text) { ZH_ADS } else { EN_ADS };
+    let n = 1 + rng.below(3) as usize;
+    let bounds = boundaries(text);
+    let mut at: Vec<usize> = (0..n)
+        .map(|_| bounds[rng.below(bounds.len() as u64) as usize])
+        .collect();
+    at.sort_unstable();
+    let mut out = String::with_capacity(text.len() + 200);
+    let mut prev = 0;
+    for p in at {
+        out.push_str(&text[prev..p]);
+        out.push('\n');
+        out.push_str(pick(rng, pool));
+        out.push('\n');
+        prev = p;
+    }
+    out.push_str(&text[prev..]);
+    out
+}
+
+/// A header with a date and view/comment counters (the counters differ between copies).
+pub(crate) fn counters_header(rng: &mut SplitMix64, chinese: bool) -> String {
+    let (y, mo, d) = (2005 + rng.below(20), 1 + rng.below(12), 1 + rng.below(28));
+    let (h, mi, s) = (rng.below(24), rng.below(60), rng.below(60));
+    let views = rng.below(100_000);
+    let comments = rng.below(500);
+    let likes = rng.below(2000);
+    if chinese {
+        format!("发布时间：{y}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}  阅读：{views}  评论：{comments}  点赞：{likes}\n")
+    } else {
+        format!("Posted {y}-{mo:02}-{d:02} {h:02}:{mi:02} · {views} views · {comments} comments · {likes} likes\n")
+    }
+}
+
+/// Small edits: a few characters (Chinese) or words (other scripts) inserted, deleted or
+/// substituted.
+pub(crate) fn edit(rng: &mut SplitMix64, text: &str) -> String {
+    let chars = text.chars().count();
+    let edits = if chars < 140 {
+        1 + rng.below(2)
+    } else {
+        2 + rng.below(4)
+    };
+    let chinese = is_chinese(text);
+    let mut s: Vec<char> = text.chars().collect();
+    const ZH_FILL: &[char] = &['的', '了', '是', '在', '和', '也', '就', '都', '很', '又'];
+    const EN_FILL: &[&str] = &[
+        "very", "also", "just", "the", "indeed", "quite", "then", "really",
+    ];
+    for _ in 0..edits {
+        if s.is_empty() {
+            break;
+        }
+        let at = rng.below(s.len() as u64) as usize;
+        let op = rng.below(3);
+        if chinese {
+            let span = 1 + rng.below(3) as usize;
+            match op {
+                0 => {
+                    s.drain(at..(at + span).min(s.len()));
+                }
+                1 => {
+                    for _ in 0..span {
+                        s.insert(at, ZH_FILL[rng.below(ZH_FILL.len() as u64) as usize]);
+                    }
+                }
+                _ => {
+                    for c in s.iter_mut().skip(at).take(span) {
+                        *c = ZH_FILL[rng.below(ZH_FILL.len() as u64) as usize];
+                    }
+                }
+            }
+        } else {
+            // Word-level: find the word around `at`.
+            let mut st = at;
+            while st > 0 && !s[st - 1].is_whitespace() {
+                st -= 1;
+            }
+            let mut en = at;
+            while en < s.len() && !s[en].is_whitespace() {
+                en += 1;
+            }
+            let word: Vec<char> = EN_FILL[rng.below(EN_FILL.len() as u64) as usize]
+                .chars()
+                .collect();
+            match op {
+                0 => {
+                    let end = (en + 1).min(s.len());
+                    s.drain(st..end);
+                }
+                1 => {
+                    let mut w = word;
+                    w.push(' ');
+                    s.splice(st..st, w);
+                }
+                _ => {
+                    s.splice(st..en, word);
+                }
+            }
+        }
+    }
+    s.into_iter().collect()
+}
+
+/// Excerpt: a contiguous 70–95 % of the text.
+pub(crate) fn excerpt(rng: &mut SplitMix64, text: &str) -> String {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let n = chars.len();
+    let keep = n * (70 + rng.below(26) as usize) / 100;
+    let start = rng.below((n - keep) as u64 + 1) as usize;
+    let b0 = chars.get(start).map_or(text.len(), |c| c.0);
+    let b1 = chars.get(start + keep).map_or(text.len(), |c| c.0);
+    text[b0..b1].to_string()
+}
