@@ -1,1 +1,0 @@
-//! The online check-and-insert engine (issue 5).

@@ -1,0 +1,1 @@
+//! Engine failpoint tests (written next).
