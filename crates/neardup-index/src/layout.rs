@@ -29,9 +29,10 @@
 //! sum over tables of  PROBE_NS + slots * SLOT_NS + n / 2^min(b, d) * ENTRY_NS
 //! ```
 //!
-//! (`PROBE_NS` = 120 covers permuting the query and a few overlapping cache misses, `SLOT_NS` = 2,
-//! `ENTRY_NS` = 1.0 for streaming a 4-byte filter word and its xor + popcount; fitted on the
-//! `scale` example at 10M and 50M), and the memory is
+//! (`PROBE_NS` = 100 covers permuting the query and a few overlapping cache misses, `SLOT_NS` = 2,
+//! `ENTRY_NS` = 1.2 for streaming a 4-byte filter word and its xor + popcount; fitted on the
+//! `scale` example and the benches at 1M, 10M and 50M: `m4` wins below about 5M entries, `m5x2`
+//! above when its memory fits), and the memory is
 //! `sum over tables of 10 * n + 4 * 2^d` bytes (a 48-bit residual and a 32-bit handle per entry,
 //! and a `u32` offset per directory slot). This is Manku's trade-off: more tables (more blocks
 //! in the key) mean smaller buckets and fewer comparisons per query, at the price of memory.
@@ -48,9 +49,9 @@ pub const MIN_DIR_BITS: u32 = 16;
 /// Most directory bits of a table.
 pub const MAX_DIR_BITS: u32 = 28;
 
-const PROBE_NS: f64 = 120.0;
+const PROBE_NS: f64 = 100.0;
 const SLOT_NS: f64 = 2.0;
-const ENTRY_NS: f64 = 1.0;
+const ENTRY_NS: f64 = 1.2;
 const SORT_NS: f64 = 45.0;
 const PAIR_NS: f64 = 1.0;
 
