@@ -12,6 +12,19 @@
 //! - [`linear_search`] / [`linear_all_pairs`] — the brute-force reference used by the tests and
 //!   benches.
 //!
+//! # Representation
+//! Per table: a directory of `u32` offsets over the top `d` bits of the permuted fingerprint
+//! ([`layout::directory_bits`]) and three parallel arrays sorted by slot — the residual's bits
+//! 16..47 (`u32`, scanned first with a vectorised xor + popcount filter), its bits 0..15 (`u16`)
+//! and the handle (`u32`): 10 bytes per entry per table, no per-entry allocation. Large arrays
+//! are backed by transparent huge pages where Linux allows (`madvise`), and a query prefetches
+//! the slots of all its tables before scanning any. When the directory is coarser than the key
+//! (long keys), big slots are sorted so a query binary-searches its key's range: a hot prefix
+//! does not turn into a scan of the slot. Inserts go to a per-table delta bucketed by the top 16
+//! bits (merged by a linear rebuild once it passes 1/8 of the main arrays); removals set a
+//! tombstone bit (compacted past 1/4). Rebuilds and bulk builds are a two-pass radix sort,
+//! parallel over tables.
+//!
 //! # Invariants
 //! - Results are exact: a search returns every live entry with `hamming(q, fp) <= k` and nothing
 //!   else, each entry once (entries are a multiset: a duplicate insert is reported twice).
