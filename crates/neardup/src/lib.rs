@@ -30,6 +30,7 @@ pub mod idf;
 pub mod imatch;
 pub mod minhash;
 pub mod normalize;
+pub mod policy;
 pub mod shorttext;
 pub mod simhash;
 

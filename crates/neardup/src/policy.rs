@@ -1,0 +1,243 @@
+//! The `auto` method: a per-document choice of detector by normalised length.
+//!
+//! For every document (normalised once):
+//!
+//! 1. **Exact** digest ([`crate::exact`]): byte-identical normalised texts always match.
+//! 2. Let `L` = number of letters/digits. If `L ≤ short.max_chars` (default 140) the document
+//!    takes the **short-text path** ([`crate::shorttext`]: MinHash LSH candidates on character
+//!    2/3-grams, confirmed by Levenshtein similarity ≥ 0.8 on the stored text).
+//! 3. Otherwise the **long path**: simhash within Hamming distance `simhash_k` (default 3) over
+//!    the exact Hamming index, and/or MinHash LSH ([`LongMethod`]).
+//!
+//! So that pairs straddling the boundary are not lost, documents with
+//! `max_chars < L ≤ ⌈max_chars / short.threshold⌉` (141..=175 by default) are also indexed in,
+//! and searched against, the short-text index.
+//!
+//! The defaults come from the planted-duplicate measurements in README ("Methods and the
+//! auto policy") made with `crates/neardup/examples/methods_eval.rs`.
+//!
+//! ```
+//! use neardup::detect::Detector;
+//! use neardup::policy::{AutoDetector, PolicyOptions};
+//! use neardup::{FingerprintConfig, Fingerprinter};
+//! let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+//! let mut d = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
+//! let a = d.sketch("今天天气真好，我们去公园散步吧").unwrap();
+//! d.insert(0, a);
+//! let b = d.sketch("今天天气真好,我们去公园散步吧!!").unwrap();
+//! assert_eq!(d.find(&b)[0].of, 0);
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::detect::{Detector, SimhashDetector, Verdict};
+use crate::error::{Error, Result};
+use crate::exact::ExactDetector;
+use crate::features::is_word_char;
+use crate::fingerprint::Fingerprinter;
+use crate::minhash::{MinHashDetector, MinHashDetectorOptions, MinHashSketch};
+use crate::shorttext::{ShortSketch, ShortTextDetector, ShortTextOptions};
+
+/// The detector(s) of the long path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LongMethod {
+    /// Simhash within `simhash_k`.
+    #[default]
+    Simhash,
+    /// MinHash LSH with Jaccard confirmation.
+    Minhash,
+    /// A duplicate if either says so.
+    Either,
+}
+
+/// Options of the `auto` policy (serde defaults = [`Default`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicyOptions {
+    /// Check the exact digest first. Default true.
+    pub exact: bool,
+    /// The short-text path (its `max_chars` is the length boundary).
+    pub short: ShortTextOptions,
+    /// The long path's method. Default `simhash`.
+    pub long: LongMethod,
+    /// Hamming distance of the long path's simhash. Default 3.
+    pub simhash_k: u32,
+    /// Expected number of documents (sizes the simhash index layout). Default 2^20.
+    pub capacity: u64,
+    /// The long path's MinHash.
+    pub minhash: MinHashDetectorOptions,
+}
+
+impl Default for PolicyOptions {
+    fn default() -> Self {
+        PolicyOptions {
+            exact: true,
+            short: ShortTextOptions::default(),
+            long: LongMethod::Simhash,
+            simhash_k: 3,
+            capacity: 1 << 20,
+            minhash: MinHashDetectorOptions::default(),
+        }
+    }
+}
+
+/// A document's sketch under the `auto` policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoSketch {
+    /// Exact digest of the normalised text.
+    pub exact: u128,
+    /// Letters/digits in the normalised text.
+    pub chars: usize,
+    /// Short-path sketch (when `chars` is within the short index's reach).
+    pub short: Option<ShortSketch>,
+    /// Simhash (long path).
+    pub simhash: Option<u64>,
+    /// MinHash (long path).
+    pub minhash: Option<MinHashSketch>,
+}
+
+/// Which path a document takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// Short-text path.
+    Short,
+    /// Long path.
+    Long,
+}
+
+/// The `auto` detector (see the module docs).
+#[derive(Debug)]
+pub struct AutoDetector {
+    fp: Fingerprinter,
+    opts: PolicyOptions,
+    exact: ExactDetector,
+    short: ShortTextDetector,
+    simhash: Option<SimhashDetector>,
+    minhash: Option<MinHashDetector>,
+}
+
+impl AutoDetector {
+    /// Builds the policy's detectors.
+    pub fn new(fp: Fingerprinter, opts: PolicyOptions) -> Result<Self> {
+        if opts.short.max_chars == 0 {
+            return Err(Error::Config(
+                "short.max_chars must be at least 1 (default 140); set it to 1 to send almost everything down the long path".into(),
+            ));
+        }
+        let simhash = matches!(opts.long, LongMethod::Simhash | LongMethod::Either)
+            .then(|| SimhashDetector::with_capacity(fp.clone(), opts.simhash_k, opts.capacity))
+            .transpose()?;
+        let minhash = matches!(opts.long, LongMethod::Minhash | LongMethod::Either)
+            .then(|| MinHashDetector::new(fp.clone(), opts.minhash.clone()))
+            .transpose()?;
+        Ok(AutoDetector {
+            exact: ExactDetector::new(fp.clone()),
+            short: ShortTextDetector::new(fp.clone(), opts.short.clone())?,
+            fp,
+            opts,
+            simhash,
+            minhash,
+        })
+    }
+
+    /// The path a sketch takes.
+    pub fn path(&self, s: &AutoSketch) -> Path {
+        if s.chars <= self.opts.short.max_chars {
+            Path::Short
+        } else {
+            Path::Long
+        }
+    }
+}
+
+fn push_unique(out: &mut Vec<Verdict>, v: Verdict) {
+    if !out.iter().any(|o| o.of == v.of) {
+        out.push(v);
+    }
+}
+
+impl Detector for AutoDetector {
+    type Sketch = AutoSketch;
+
+    fn name(&self) -> String {
+        format!(
+            "auto(short≤{}: {}; long: {:?})",
+            self.opts.short.max_chars,
+            self.short.name(),
+            self.opts.long
+        )
+        .to_lowercase()
+    }
+
+    fn sketch(&self, text: &str) -> Result<AutoSketch> {
+        let n = self.fp.normalize(text);
+        let bytes = text.len();
+        let exact = self.exact.sketch_normalized(&n, bytes)?;
+        let chars = n.chars().filter(|&c| is_word_char(c)).count();
+        let short = (chars <= self.short.reach())
+            .then(|| self.short.sketch_normalized(&n, bytes))
+            .transpose()?;
+        let long = chars > self.opts.short.max_chars;
+        let simhash = match &self.simhash {
+            Some(_) if long => Some(self.fp.fingerprint_normalized(&n, bytes)?.simhash),
+            _ => None,
+        };
+        let minhash = match &self.minhash {
+            Some(m) if long => Some(m.sketch_normalized(&n, bytes)?),
+            _ => None,
+        };
+        Ok(AutoSketch {
+            exact,
+            chars,
+            short,
+            simhash,
+            minhash,
+        })
+    }
+
+    fn find(&self, s: &AutoSketch) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        if self.opts.exact {
+            out.extend(self.exact.find(&s.exact));
+        }
+        if let Some(sh) = &s.short {
+            for v in self.short.find(sh) {
+                push_unique(&mut out, v);
+            }
+        }
+        if let (Some(d), Some(h)) = (&self.simhash, &s.simhash) {
+            for v in d.find(h) {
+                push_unique(&mut out, v);
+            }
+        }
+        if let (Some(d), Some(m)) = (&self.minhash, &s.minhash) {
+            for v in d.find(m) {
+                push_unique(&mut out, v);
+            }
+        }
+        out
+    }
+
+    fn insert(&mut self, doc: u32, s: AutoSketch) {
+        if self.opts.exact {
+            self.exact.insert(doc, s.exact);
+        }
+        if let Some(sh) = s.short {
+            self.short.insert(doc, sh);
+        }
+        if let (Some(d), Some(h)) = (&mut self.simhash, s.simhash) {
+            d.insert(doc, h);
+        }
+        if let (Some(d), Some(m)) = (&mut self.minhash, s.minhash) {
+            d.insert(doc, m);
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.exact.heap_bytes()
+            + self.short.heap_bytes()
+            + self.simhash.as_ref().map_or(0, |d| d.heap_bytes())
+            + self.minhash.as_ref().map_or(0, |d| d.heap_bytes())
+    }
+}
