@@ -2,3 +2,5 @@
 mod index;
 mod util;
 mod fingerprint;
+mod dedup;
+mod eval;

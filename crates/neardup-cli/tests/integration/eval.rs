@@ -1,0 +1,208 @@
+//! `neardup eval`: make, score (hand-computed), sweep.
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::util::run;
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/dedup")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn score_matches_hand_computed_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.jsonl");
+    let pred = dir.path().join("pred.jsonl");
+    // Truth: {d0, d1} (edit, long), {d2, d3} (mirror, short), {d4} (negative, short).
+    let doc = |id: &str, group: u32, kind: &str, of: Option<&str>, bucket: &str| {
+        serde_json::json!({"id": id, "text": "x", "group": group, "kind": kind, "of": of, "source": "t#1", "bucket": bucket}).to_string()
+    };
+    std::fs::write(
+        &set,
+        [
+            doc("d0", 0, "original", None, "long"),
+            doc("d1", 0, "edit", Some("d0"), "long"),
+            doc("d2", 1, "original", None, "short"),
+            doc("d3", 1, "mirror", Some("d2"), "short"),
+            doc("d4", 2, "negative", None, "short"),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    // Prediction: {d0, d1}, {d2, d3, d4}.
+    std::fs::write(
+        &pred,
+        "{\"id\":\"d0\",\"cluster\":0}\n{\"id\":\"d1\",\"cluster\":0}\n{\"id\":\"d2\",\"cluster\":2}\n{\"id\":\"d3\",\"cluster\":2}\n{\"id\":\"d4\",\"cluster\":2}\n",
+    )
+    .unwrap();
+    let json = dir.path().join("s.json");
+    let o = run(
+        &[
+            "eval",
+            "score",
+            set.to_str().unwrap(),
+            pred.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // Predicted pairs: (d0,d1) (d2,d3) (d2,d4) (d3,d4) = 4; true: (d0,d1) (d2,d3) = 2; correct 2.
+    assert_eq!(s["overall"]["predicted_pairs"], 4);
+    assert_eq!(s["overall"]["true_pairs"], 2);
+    assert_eq!(s["overall"]["correct_pairs"], 2);
+    assert_eq!(s["overall"]["precision"], 0.5);
+    assert_eq!(s["overall"]["recall"], 1.0);
+    let row = |list: &str, kind: &str, bucket: &str| -> Value {
+        s[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["kind"] == kind && r["bucket"] == bucket)
+            .cloned()
+            .unwrap()
+    };
+    // mirror: pairs (d2,d3) true & predicted, (d3,d4) predicted → P 1/2, R 1.
+    let m = row("by_kind", "mirror", "all");
+    assert_eq!(
+        (m["precision"].as_f64(), m["recall"].as_f64()),
+        (Some(0.5), Some(1.0))
+    );
+    // negative: (d2,d4), (d3,d4) predicted, none true → P 0, R undefined.
+    let n = row("by_kind", "negative", "all");
+    assert_eq!(n["precision"], 0.0);
+    assert_eq!(n["recall"], Value::Null);
+    assert_eq!(n["f1"], Value::Null);
+    // buckets: long has (d0,d1) only → 1/1; short has 3 predicted, 1 true.
+    assert_eq!(row("by_bucket", "all", "long")["precision"], 1.0);
+    let sh = row("by_bucket", "all", "short");
+    assert_eq!(
+        (sh["predicted_pairs"].as_u64(), sh["correct_pairs"].as_u64()),
+        (Some(3), Some(1))
+    );
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert!(table.lines().nth(1).unwrap().starts_with("all"), "{table}");
+
+    // A document missing from the prediction is an error naming it.
+    std::fs::write(&pred, "{\"id\":\"d0\",\"cluster\":0}\n").unwrap();
+    let o = run(
+        &[
+            "eval",
+            "score",
+            set.to_str().unwrap(),
+            pred.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("d1"));
+}
+
+#[test]
+fn make_dedup_score_and_sweep_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.jsonl");
+    let set2 = dir.path().join("set2.jsonl");
+    let make = |out: &PathBuf| {
+        run(
+            &[
+                "eval",
+                "make",
+                &fixture("mixed.jsonl"),
+                "--seed",
+                "5",
+                "--output",
+                out.to_str().unwrap(),
+            ],
+            None,
+        )
+    };
+    let o = make(&set);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(make(&set2).status.success());
+    // Deterministic for a seed.
+    assert_eq!(std::fs::read(&set).unwrap(), std::fs::read(&set2).unwrap());
+    let docs: Vec<Value> = std::fs::read_to_string(&set)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!docs.is_empty());
+    for d in &docs {
+        for f in ["id", "text", "group", "kind", "of", "source", "bucket"] {
+            assert!(d.get(f).is_some(), "{f} missing in {d}");
+        }
+    }
+    // The fixture's own copies are left out as natural near-duplicates of earlier sources.
+    assert!(docs
+        .iter()
+        .all(|d| !d["source"].as_str().unwrap().contains("copy")));
+
+    let out = dir.path().join("out.jsonl");
+    let o = run(
+        &[
+            "dedup",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+            set.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(
+        &[
+            "eval",
+            "score",
+            set.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let chart = dir.path().join("pr.svg");
+    let json = dir.path().join("sweep.json");
+    let o = run(
+        &[
+            "eval",
+            "sweep",
+            set.to_str().unwrap(),
+            "--k",
+            "0..4",
+            "--chart",
+            chart.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(table.lines().count(), 6, "{table}");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("polyline"));
+    let points: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(points.as_array().unwrap().len(), 5);
+    // Recall never falls as k grows (clusters only merge).
+    let recalls: Vec<f64> = points
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["scores"]["overall"]["recall"].as_f64())
+        .collect();
+    assert!(recalls.windows(2).all(|w| w[0] <= w[1]), "{recalls:?}");
+    let o = run(
+        &["eval", "sweep", set.to_str().unwrap(), "--k", "5..2"],
+        None,
+    );
+    assert!(!o.status.success());
+}
