@@ -1046,17 +1046,54 @@ impl Engine {
     }
 
     fn check_and_insert_many(&self, docs: Vec<(String, u64, Option<i64>)>) -> Vec<Result<Outcome>> {
+        self.decide_many(docs).wait()
+    }
+
+    /// Validates a document and computes its fingerprint (CPU-bound, thread-safe: run it on as
+    /// many threads as you like) for [`decide`](Self::decide).
+    ///
+    /// # Errors
+    /// [`EngineError::InvalidId`], [`EngineError::Fingerprint`].
+    pub fn prepare(&self, doc: Doc) -> Result<PreparedDoc> {
+        check_id(&doc.id)?;
+        let fp = self.shared.fingerprint_of(&doc.content)?;
+        Ok(PreparedDoc {
+            id: doc.id,
+            fingerprint: fp,
+            timestamp_ms: doc.timestamp_ms,
+        })
+    }
+
+    /// The pipelined form of [`check_and_insert_batch`](Self::check_and_insert_batch): takes
+    /// the decisions in order and queues the log records, returning at once; the answers are
+    /// released by [`Pending::wait`] once durable. A single thread calling `decide` while
+    /// another waits lets many requests share one fdatasync without a thread per request.
+    pub fn decide(&self, docs: Vec<PreparedDoc>) -> Pending {
+        self.decide_many(
+            docs.into_iter()
+                .map(|d| (d.id, d.fingerprint, d.timestamp_ms))
+                .collect(),
+        )
+    }
+
+    fn decide_many(&self, docs: Vec<(String, u64, Option<i64>)>) -> Pending {
         let sh = &*self.shared;
         if let Err(e) = sh.check_writable() {
             let reason = e.to_string();
-            return docs
-                .iter()
-                .map(|_| {
-                    Err(EngineError::Unavailable {
-                        reason: reason.clone(),
+            return Pending {
+                shared: Arc::clone(&self.shared),
+                out: docs
+                    .iter()
+                    .map(|_| {
+                        Err(EngineError::Unavailable {
+                            reason: reason.clone(),
+                        })
                     })
-                })
-                .collect();
+                    .collect(),
+                tickets: Vec::new(),
+                any_dup: false,
+                last_lsn: 0,
+            };
         }
         let mut out = Vec::with_capacity(docs.len());
         let mut tickets = Vec::new();
@@ -1125,26 +1162,13 @@ impl Engine {
             }
             last_lsn = sh.store.last_lsn();
         }
-        for (i, t) in tickets {
-            if let Err(e) = t.wait() {
-                out[i] = Err(sh.fail(e));
-            }
+        Pending {
+            shared: Arc::clone(&self.shared),
+            out,
+            tickets,
+            any_dup,
+            last_lsn,
         }
-        // A duplicate answer may point at a document whose record is not yet durable.
-        if any_dup && sh.cfg.sync == SyncMode::Always && sh.store.durable_lsn() < last_lsn {
-            if let Err(e) = sh.store.sync() {
-                let e = sh.fail(e);
-                let reason = e.to_string();
-                for o in out.iter_mut() {
-                    if o.is_ok() {
-                        *o = Err(EngineError::Unavailable {
-                            reason: reason.clone(),
-                        });
-                    }
-                }
-            }
-        }
-        out
     }
 
     /// Checks `content` without storing anything: the live documents within the distance,
@@ -1333,6 +1357,70 @@ impl Engine {
         if let Some(h) = lock(&self.maintenance).take() {
             let _ = h.join();
         }
+    }
+}
+
+/// A validated, fingerprinted document (from [`Engine::prepare`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedDoc {
+    /// Its id.
+    pub id: String,
+    /// Its fingerprint.
+    pub fingerprint: u64,
+    /// Its timestamp, if supplied.
+    pub timestamp_ms: Option<i64>,
+}
+
+/// Decisions taken by [`Engine::decide`], released by [`wait`](Self::wait) once durable.
+#[must_use = "answers may only be released after Pending::wait"]
+pub struct Pending {
+    shared: Arc<Shared>,
+    out: Vec<Result<Outcome>>,
+    tickets: Vec<(usize, neardup_store::Ticket)>,
+    any_dup: bool,
+    last_lsn: u64,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("documents", &self.out.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pending {
+    /// Blocks until every stored document is durable (per the sync mode) and every duplicate
+    /// answer points at a durable document; returns one result per document, in order.
+    pub fn wait(self) -> Vec<Result<Outcome>> {
+        let Pending {
+            shared,
+            mut out,
+            tickets,
+            any_dup,
+            last_lsn,
+        } = self;
+        let sh = &*shared;
+        for (i, t) in tickets {
+            if let Err(e) = t.wait() {
+                out[i] = Err(sh.fail(e));
+            }
+        }
+        // A duplicate answer may point at a document whose record is not yet durable.
+        if any_dup && sh.cfg.sync == SyncMode::Always && sh.store.durable_lsn() < last_lsn {
+            if let Err(e) = sh.store.sync() {
+                let e = sh.fail(e);
+                let reason = e.to_string();
+                for o in out.iter_mut() {
+                    if o.is_ok() {
+                        *o = Err(EngineError::Unavailable {
+                            reason: reason.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        out
     }
 }
 

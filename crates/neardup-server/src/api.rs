@@ -1,0 +1,468 @@
+//! Routes, request/response bodies, errors, authentication and metrics.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use neardup::engine::{Content, Decision, Doc, Outcome, QueryResult, MAX_ID_BYTES};
+use neardup::fingerprint::{parse_hex, to_hex};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::backend::{Backend, BackendError};
+use crate::ServerConfig;
+
+#[derive(Clone)]
+struct AppState {
+    backend: Arc<dyn Backend>,
+    token: Option<Arc<str>>,
+    max_batch: usize,
+    metrics: PrometheusHandle,
+}
+
+/// An HTTP error with a JSON body `{"error": {"code", "message"}}`.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+    fn unprocessable(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_document",
+            message,
+        )
+    }
+}
+
+impl From<BackendError> for ApiError {
+    fn from(e: BackendError) -> Self {
+        match e {
+            BackendError::BadInput(m) => ApiError::unprocessable(m),
+            BackendError::Unavailable(m) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", m)
+            }
+            BackendError::Internal(m) => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", m)
+            }
+        }
+    }
+}
+
+impl From<BytesRejection> for ApiError {
+    fn from(r: BytesRejection) -> Self {
+        let status = r.status();
+        let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            "body_too_large"
+        } else {
+            "bad_body"
+        };
+        ApiError::new(status, code, r.body_text())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": {"code": self.code, "message": self.message}});
+        let mut r = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        r
+    }
+}
+
+/// A document id: a JSON string, or an integer (used as its decimal text).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum IdValue {
+    Str(String),
+    Int(i64),
+    UInt(u64),
+}
+
+impl IdValue {
+    fn into_string(self) -> String {
+        match self {
+            IdValue::Str(s) => s,
+            IdValue::Int(i) => i.to_string(),
+            IdValue::UInt(u) => u.to_string(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocBody {
+    id: Option<Value>,
+    text: Option<String>,
+    fingerprint: Option<String>,
+    timestamp: Option<f64>,
+}
+
+/// Largest accepted timestamp magnitude (seconds): about year 5138.
+const MAX_TIMESTAMP_SECS: f64 = 1e11;
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_json",
+            format!("the body is not valid JSON of the expected shape: {e}"),
+        )
+    })
+}
+
+/// Validates one document body; `need_id` for submissions (queries need no id).
+fn to_doc(b: DocBody, need_id: bool) -> Result<Doc, ApiError> {
+    let id = match b.id {
+        None if need_id => return Err(ApiError::unprocessable("missing field `id`")),
+        None => String::new(),
+        Some(v) => serde_json::from_value::<IdValue>(v)
+            .map_err(|_| ApiError::unprocessable("`id` must be a string or an integer"))?
+            .into_string(),
+    };
+    if need_id && (id.is_empty() || id.len() > MAX_ID_BYTES) {
+        return Err(ApiError::unprocessable(format!(
+            "`id` must be 1 to {MAX_ID_BYTES} bytes long, got {}",
+            id.len()
+        )));
+    }
+    let content = match (b.text, b.fingerprint) {
+        (Some(t), None) => Content::Text(t),
+        (None, Some(f)) => Content::Fingerprint(parse_hex(&f).map_err(|_| {
+            ApiError::unprocessable(format!(
+                "`fingerprint` must be 1 to 16 hex digits, got {f:?}"
+            ))
+        })?),
+        (Some(_), Some(_)) => {
+            return Err(ApiError::unprocessable(
+                "send either `text` or `fingerprint`, not both",
+            ))
+        }
+        (None, None) => return Err(ApiError::unprocessable("missing `text` (or `fingerprint`)")),
+    };
+    let timestamp_ms = match b.timestamp {
+        None => None,
+        Some(t) if t.is_finite() && t.abs() <= MAX_TIMESTAMP_SECS => {
+            Some((t * 1000.0).round() as i64)
+        }
+        Some(t) => {
+            return Err(ApiError::unprocessable(format!(
+                "`timestamp` must be Unix seconds (a finite number, |t| <= 1e11), got {t}"
+            )))
+        }
+    };
+    Ok(Doc {
+        id,
+        content,
+        timestamp_ms,
+    })
+}
+
+fn outcome_json(id: &str, o: &Outcome) -> Value {
+    let (status, of, distance) = match &o.decision {
+        Decision::Unique => ("unique", Value::Null, Value::Null),
+        Decision::Duplicate { of, distance } => ("duplicate", json!(of), json!(distance)),
+    };
+    json!({
+        "id": id,
+        "status": status,
+        "duplicate_of": of,
+        "distance": distance,
+        "fingerprint": to_hex(o.fingerprint),
+        "stored": o.stored,
+        "timestamp": o.timestamp_ms as f64 / 1000.0,
+    })
+}
+
+fn query_json(q: &QueryResult) -> Value {
+    let best = q.hits.first();
+    json!({
+        "status": if best.is_some() { "duplicate" } else { "unique" },
+        "duplicate_of": best.map(|h| h.id.clone()),
+        "distance": best.map(|h| h.distance),
+        "fingerprint": to_hex(q.fingerprint),
+        "matches": q.hits.iter().map(|h| json!({
+            "id": h.id,
+            "distance": h.distance,
+            "fingerprint": to_hex(h.fingerprint),
+            "timestamp": h.timestamp_ms as f64 / 1000.0,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn error_item(id: Option<&str>, e: ApiError) -> Value {
+    json!({"id": id, "status": "error", "error": {"code": e.code, "message": e.message}})
+}
+
+async fn post_document(
+    State(st): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let doc = to_doc(parse_json(&body?)?, true)?;
+    let id = doc.id.clone();
+    let r = st
+        .backend
+        .check_and_insert(vec![doc])
+        .await
+        .pop()
+        .ok_or_else(|| ApiError::from(BackendError::Internal("no answer".into())))??;
+    Ok(Json(outcome_json(&id, &r)))
+}
+
+async fn post_batch(
+    State(st): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let items: Vec<Value> = parse_json(&body?)?;
+    if items.len() > st.max_batch {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "batch_too_large",
+            format!(
+                "a batch holds at most {} documents, got {}",
+                st.max_batch,
+                items.len()
+            ),
+        ));
+    }
+    // Per-item validation errors are reported in place; valid items are decided in order.
+    let mut slots: Vec<Result<String, Value>> = Vec::with_capacity(items.len());
+    let mut docs = Vec::new();
+    for v in items {
+        let id_hint = v.get("id").and_then(|i| i.as_str()).map(str::to_owned);
+        let parsed = serde_json::from_value::<DocBody>(v)
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_json", e.to_string()))
+            .and_then(|b| to_doc(b, true));
+        match parsed {
+            Ok(d) => {
+                slots.push(Ok(d.id.clone()));
+                docs.push(d);
+            }
+            Err(e) => slots.push(Err(error_item(id_hint.as_deref(), e))),
+        }
+    }
+    let mut answers = st.backend.check_and_insert(docs).await.into_iter();
+    let out = slots
+        .into_iter()
+        .map(|s| match s {
+            Err(v) => v,
+            Ok(id) => match answers.next() {
+                Some(Ok(o)) => outcome_json(&id, &o),
+                Some(Err(e)) => error_item(Some(&id), e.into()),
+                None => error_item(Some(&id), BackendError::Internal("no answer".into()).into()),
+            },
+        })
+        .collect();
+    Ok(Json(Value::Array(out)))
+}
+
+async fn post_query(
+    State(st): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let doc = to_doc(parse_json(&body?)?, false)?;
+    let r = st
+        .backend
+        .query(vec![doc.content])
+        .await
+        .pop()
+        .ok_or_else(|| ApiError::from(BackendError::Internal("no answer".into())))??;
+    Ok(Json(query_json(&r)))
+}
+
+fn check_path_id(id: &str) -> Result<(), ApiError> {
+    if id.is_empty() || id.len() > MAX_ID_BYTES {
+        return Err(ApiError::unprocessable(format!(
+            "the id must be 1 to {MAX_ID_BYTES} bytes long"
+        )));
+    }
+    Ok(())
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no stored document with id {id:?} (never stored, removed, or expired)"),
+    )
+}
+
+async fn get_document(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    check_path_id(&id)?;
+    match st.backend.get(id.clone()).await? {
+        Some(d) => Ok(Json(json!({
+            "id": d.id,
+            "fingerprint": to_hex(d.fingerprint),
+            "timestamp": d.timestamp_ms as f64 / 1000.0,
+        }))),
+        None => Err(not_found(&id)),
+    }
+}
+
+async fn delete_document(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    check_path_id(&id)?;
+    if st.backend.remove(id.clone()).await? {
+        Ok(Json(json!({"id": id, "removed": true})))
+    } else {
+        Err(not_found(&id))
+    }
+}
+
+async fn get_stats(State(st): State<AppState>) -> Json<Value> {
+    Json(serde_json::to_value(st.backend.stats().await).unwrap_or_default())
+}
+
+async fn healthz(State(st): State<AppState>) -> Response {
+    match st.backend.health().await {
+        Ok(()) => Json(json!({"status": "ok"})).into_response(),
+        Err(reason) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"status": "unhealthy", "reason": reason})),
+        )
+            .into_response(),
+    }
+}
+
+async fn get_metrics(State(st): State<AppState>) -> Response {
+    let s = st.backend.stats().await;
+    metrics::gauge!("neardup_documents").set(s.documents as f64);
+    metrics::gauge!("neardup_index_bytes").set(s.index_bytes as f64);
+    metrics::counter!("neardup_expired_total").absolute(s.expired);
+    metrics::counter!("neardup_log_syncs_total").absolute(s.log_syncs);
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        st.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn fallback() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no_route",
+        "no such route; see openapi.yaml for the API",
+    )
+}
+
+/// Constant-time comparison of the presented and expected token.
+fn token_ok(presented: &[u8], expected: &[u8]) -> bool {
+    presented.len() == expected.len()
+        && presented
+            .iter()
+            .zip(expected)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+/// Authentication (every route but `/healthz`), request counting and latency histograms.
+async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let method = req.method().as_str().to_owned();
+    let start = Instant::now();
+    let authorized = route == "/healthz"
+        || st.token.as_deref().map_or(true, |t| {
+            req.headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .is_some_and(|p| token_ok(p.trim().as_bytes(), t.as_bytes()))
+        });
+    let resp = if authorized {
+        next.run(req).await
+    } else {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token: send `Authorization: Bearer <token>`",
+        )
+        .into_response()
+    };
+    let status = resp.status().as_u16().to_string();
+    metrics::counter!("neardup_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status).increment(1);
+    metrics::histogram!("neardup_http_request_duration_seconds", "method" => method, "route" => route)
+        .record(start.elapsed().as_secs_f64());
+    resp
+}
+
+/// The process-wide Prometheus recorder (installed on first use).
+fn prometheus() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = PrometheusBuilder::new()
+                .set_buckets_for_metric(
+                    Matcher::Suffix("seconds".into()),
+                    &[
+                        0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                        0.1, 0.25, 0.5, 1.0, 2.5,
+                    ],
+                )
+                .expect("non-empty buckets")
+                .build_recorder();
+            let handle = recorder.handle();
+            // Fails only if another recorder is installed; metrics then go there.
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}
+
+/// The HTTP API over `backend` (see `openapi.yaml`).
+pub fn router(backend: Arc<dyn Backend>, cfg: &ServerConfig) -> Router {
+    let state = AppState {
+        backend,
+        token: cfg
+            .token
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .map(Arc::from),
+        max_batch: cfg.max_batch,
+        metrics: prometheus(),
+    };
+    Router::new()
+        .route("/v1/documents", post(post_document))
+        .route("/v1/documents/batch", post(post_batch))
+        .route("/v1/query", post(post_query))
+        .route(
+            "/v1/documents/{id}",
+            get(get_document).delete(delete_document),
+        )
+        .route("/v1/stats", get(get_stats))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(get_metrics))
+        .fallback(fallback)
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        .layer(DefaultBodyLimit::max(cfg.body_limit))
+        .with_state(state)
+}

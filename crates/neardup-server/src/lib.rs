@@ -1,0 +1,125 @@
+//! # neardup-server
+//!
+//! The HTTP API of neardup (`neardup serve`): durable online near-duplicate checks with a
+//! retention window, over a pluggable [`Backend`] (the embedded [`EngineBackend`] today; a
+//! Redis backend plugs in behind the same trait).
+//!
+//! # What it owns
+//! - [`router`]: the axum routes documented in `openapi.yaml` (`POST /v1/documents`,
+//!   `POST /v1/documents/batch`, `POST /v1/query`, `GET`/`DELETE /v1/documents/{id}`,
+//!   `GET /v1/stats`, `GET /healthz`, `GET /metrics`), JSON errors
+//!   `{"error": {"code", "message"}}`, a body size limit, optional bearer-token
+//!   authentication on every route but `/healthz`, Prometheus metrics.
+//! - [`serve`]: runs the router on a listener until a shutdown future resolves (e.g.
+//!   [`shutdown_signal`]: SIGTERM or SIGINT), then finishes in-flight requests and shuts the
+//!   backend down (sync + snapshot).
+//! - [`client`]: a minimal HTTP/1.1 keep-alive client for tests and the load generator.
+//!
+//! # Invariants
+//! - Input never panics the server: malformed JSON is 400, unusable documents 422 naming the
+//!   field, oversized bodies 413, unknown routes 404 — always with a JSON error body.
+//! - A `"status": "unique"` answer is sent only after the backend made the document durable.
+//!
+//! # Example
+//! ```
+//! use std::sync::Arc;
+//! use neardup::engine::{Engine, EngineConfig, SystemClock};
+//! use neardup_server::{client::Client, serve, EngineBackend, ServerConfig};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let fp = neardup::Fingerprinter::new(Default::default()).unwrap();
+//! let engine = Engine::open(dir.path(), fp, EngineConfig::default(), Arc::new(SystemClock)).unwrap();
+//! let backend = Arc::new(EngineBackend::new(Arc::new(engine)));
+//! let rt = tokio::runtime::Runtime::new().unwrap();
+//! rt.block_on(async {
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+//!     let addr = listener.local_addr().unwrap();
+//!     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//!     let server = tokio::spawn(serve(listener, backend, ServerConfig::default(), async {
+//!         let _ = stopped.await;
+//!     }));
+//!     let mut c = Client::connect(addr).await.unwrap();
+//!     let (status, body) = c.post_json("/v1/documents", r#"{"id":"a","fingerprint":"ff00"}"#).await.unwrap();
+//!     assert_eq!(status, 200);
+//!     assert!(body.contains(r#""status":"unique""#));
+//!     let (_, body) = c.post_json("/v1/documents", r#"{"id":"b","fingerprint":"ff01"}"#).await.unwrap();
+//!     assert!(body.contains(r#""duplicate_of":"a""#));
+//!     stop.send(()).unwrap();
+//!     server.await.unwrap().unwrap();
+//! });
+//! ```
+#![warn(missing_docs)]
+
+mod api;
+mod backend;
+pub mod client;
+
+use std::future::Future;
+use std::sync::Arc;
+
+pub use api::router;
+pub use backend::{Backend, BackendError, BackendStats, BoxFuture, EngineBackend};
+
+/// HTTP-layer settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Bearer token required on every route but `/healthz` (`None` or empty: no auth).
+    pub token: Option<String>,
+    /// Largest accepted request body in bytes (default 16 MiB).
+    pub body_limit: usize,
+    /// Most documents in one `POST /v1/documents/batch` (default 10 000).
+    pub max_batch: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            token: None,
+            body_limit: 16 << 20,
+            max_batch: 10_000,
+        }
+    }
+}
+
+/// Serves the API on `listener` until `shutdown` resolves, then stops accepting, finishes
+/// in-flight requests, and shuts the backend down (sync + snapshot for the embedded engine).
+///
+/// # Errors
+/// I/O errors of the listener, or the backend's shutdown error.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    backend: Arc<dyn Backend>,
+    cfg: ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(Arc::clone(&backend), &cfg);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    backend
+        .shutdown()
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
