@@ -14,7 +14,7 @@
 //! | `counters` | original and copy both carry a date / views / comments / likes header, with different values |
 //! | `edit` | a few characters (Chinese) or words (other scripts) inserted, deleted or substituted (1–2 for short texts, 2–5 otherwise) |
 //! | `excerpt` | a contiguous 70–95 % of the text |
-//! | `negative` | a *different* document wrapped in a long boilerplate template shared with other negatives — must **not** be linked |
+//! | `negative` | a *different* document in a long page template shared with other negatives — nav, related links, footer, and ~8 notices (copyright, editor's note, disclaimer) *inside the article*, which main-content extraction cannot remove — must **not** be linked |
 //!
 //! Each source becomes one *group*: `unique` (the source alone), `original` + one planted copy
 //! (one kind, chosen at random), or `negative` (the source in a shared long template, alone in

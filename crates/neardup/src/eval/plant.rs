@@ -148,9 +148,32 @@ fn list_items(rng: &mut SplitMix64, pool: &[&str], n: usize) -> Vec<String> {
         .collect()
 }
 
+const ZH_NOTICE: &[&str] = &[
+    "编者按：本文由本站特约作者投稿，观点仅代表作者本人，不代表本站立场。",
+    "版权声明：本文版权归原作者所有，未经授权，任何单位和个人不得转载、摘编或以其他方式使用。",
+    "如需转载，请在文首注明出处和作者，并保留原文链接，违者本站将依法追究其法律责任。",
+    "本站致力于为读者提供优质内容，如发现文中存在错误或侵权内容，请及时与编辑部联系，我们将在核实后第一时间处理。",
+    "欢迎关注本站公众号，每天推送精选文章，回复关键词即可获取往期合集与独家资料。",
+    "读者交流群已开放，扫描页面底部二维码即可加入，与数万名读者一起讨论、分享与成长。",
+    "免责声明：文中涉及的数据和信息仅供参考，不构成任何建议，读者据此操作，风险自担。",
+    "投稿邮箱长期开放，欢迎各位作者踊跃来稿，一经采用，稿酬从优，并有机会获得年度优秀作者称号。",
+];
+const EN_NOTICE: &[&str] = &[
+    "Editor's note: this article was contributed by a guest author; the views expressed are the author's own and not those of this site.",
+    "Copyright notice: all rights are reserved by the original author; no part of this article may be reproduced without written permission.",
+    "If you wish to republish this piece, please credit the author and the source at the top and keep a link to the original article.",
+    "We strive to provide accurate content; if you find an error or believe this article infringes your rights, please contact the editors and we will respond promptly.",
+    "Follow us to receive a daily selection of articles, and reply with a keyword to get collections of past issues and exclusive material.",
+    "Our readers' community is open: scan the code at the bottom of the page to join thousands of readers discussing and sharing every day.",
+    "Disclaimer: data and information in this article are for reference only and do not constitute advice; readers act on them at their own risk.",
+    "Submissions are always welcome: accepted articles are paid generously and may be considered for our author of the year award.",
+];
+
 /// A page template: visible boilerplate before and after the article.
 pub(crate) struct Template {
     head: String,
+    /// Boilerplate inside the article, after the text (notices); empty for short templates.
+    notice: String,
     tail: String,
 }
 
@@ -184,6 +207,15 @@ impl Template {
             ));
         }
         head.push_str("</ul></nav></header>\n<main><article>\n");
+        // Long templates carry boilerplate inside the article itself, which no main-content
+        // extraction can tell from the text: the hard part of hard negatives.
+        let mut notice = String::new();
+        if long {
+            let pool = if chinese { ZH_NOTICE } else { EN_NOTICE };
+            for item in list_items(rng, pool, pool.len()) {
+                notice.push_str(&format!("<p>{}</p>\n", esc(&item)));
+            }
+        }
         let mut tail = String::from("</article></main>\n<aside><h2>");
         tail.push_str(if chinese {
             "相关文章"
@@ -209,7 +241,7 @@ impl Template {
             tail.push_str(&format!("<p>{}</p>", esc(&line)));
         }
         tail.push_str("</footer>\n</body></html>\n");
-        Template { head, tail }
+        Template { head, notice, tail }
     }
 
     /// The text as the template's article, one `<p>` per line.
@@ -221,6 +253,7 @@ impl Template {
             s.push_str(&esc(line));
             s.push_str("</p>\n");
         }
+        s.push_str(&self.notice);
         s.push_str(&self.tail);
         s
     }
