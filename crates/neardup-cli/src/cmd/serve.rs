@@ -1,10 +1,223 @@
-//! `neardup serve` (being written).
+//! `neardup serve`: the online check-and-insert HTTP service.
+//!
+//! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
+//! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
+//! `distance`, `segments`, `max_docs`, `sync`, `sync_interval`, `token`, `body_limit`,
+//! `max_batch`, `snapshot_interval`), then defaults. Fingerprint options are flags only and
+//! are recorded in the data directory (reopening with other ones is refused).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use neardup::engine::{Engine, EngineConfig, SyncMode, SystemClock};
+use neardup_server::{serve, shutdown_signal, EngineBackend, ServerConfig};
+
+use super::common::FeatureArgs;
 
 /// Arguments of `neardup serve`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Data directory (log, snapshots) [default: ./neardup-data].
+    #[arg(long, env = "NEARDUP_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080]; port 0 picks a free port.
+    #[arg(long, env = "NEARDUP_ADDR")]
+    pub addr: Option<SocketAddr>,
+    /// How long a document stays a candidate, e.g. 2d, 36h, 90m, 30s [default: 2d].
+    #[arg(long, env = "NEARDUP_RETENTION", value_parser = parse_duration)]
+    pub retention: Option<Duration>,
+    /// Largest Hamming distance counted as a duplicate [default: 3].
+    #[arg(long, env = "NEARDUP_DISTANCE")]
+    pub distance: Option<u32>,
+    /// Time segments per retention window (memory is reclaimed a segment at a time) [default: 8].
+    #[arg(long, env = "NEARDUP_SEGMENTS")]
+    pub segments: Option<u32>,
+    /// Upper bound on stored documents; the oldest segments are dropped beyond it.
+    #[arg(long, env = "NEARDUP_MAX_DOCS")]
+    pub max_docs: Option<u64>,
+    /// Durability: always (fdatasync before answering, group commit), batch (fdatasync every
+    /// --sync-interval), none (OS decides; survives process crashes only) [default: always].
+    #[arg(long, env = "NEARDUP_SYNC", value_parser = ["always", "batch", "none"])]
+    pub sync: Option<String>,
+    /// fdatasync interval of --sync batch [default: 100ms].
+    #[arg(long, env = "NEARDUP_SYNC_INTERVAL", value_parser = parse_duration)]
+    pub sync_interval: Option<Duration>,
+    /// Bearer token required on every route but /healthz.
+    #[arg(long, env = "NEARDUP_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Largest request body in bytes [default: 16777216].
+    #[arg(long, env = "NEARDUP_BODY_LIMIT")]
+    pub body_limit: Option<usize>,
+    /// Most documents per batch request [default: 10000].
+    #[arg(long, env = "NEARDUP_MAX_BATCH")]
+    pub max_batch: Option<usize>,
+    /// Snapshot at least this often when there were writes [default: 10m].
+    #[arg(long, env = "NEARDUP_SNAPSHOT_INTERVAL", value_parser = parse_duration)]
+    pub snapshot_interval: Option<Duration>,
+    /// TOML file with any of the settings above.
+    #[arg(long, env = "NEARDUP_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Fingerprint options.
+    #[command(flatten)]
+    pub features: FeatureArgs,
+}
+
+/// Parses `2d`, `36h`, `90m`, `30s`, `250ms` (a bare number is seconds).
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration: write e.g. 2d, 36h, 90m, 30s or 250ms"))?;
+    let ms = match unit {
+        "ms" => 1,
+        "" | "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown unit `{unit}`; use ms, s, m, h or d"
+            ))
+        }
+    };
+    n.checked_mul(ms)
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("`{s}` is too long"))
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    data_dir: Option<PathBuf>,
+    addr: Option<SocketAddr>,
+    retention: Option<String>,
+    distance: Option<u32>,
+    segments: Option<u32>,
+    max_docs: Option<u64>,
+    sync: Option<String>,
+    sync_interval: Option<String>,
+    token: Option<String>,
+    body_limit: Option<usize>,
+    max_batch: Option<usize>,
+    snapshot_interval: Option<String>,
+}
+
+fn file_duration(v: Option<String>, key: &str) -> anyhow::Result<Option<Duration>> {
+    v.map(|s| parse_duration(&s).map_err(|e| anyhow::anyhow!("config key `{key}`: {e}")))
+        .transpose()
+}
 
 /// Runs `neardup serve`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("neardup serve is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let file: FileConfig = match &args.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read config file {}", p.display()))?;
+            toml::from_str(&text)
+                .with_context(|| format!("config file {} is not valid", p.display()))?
+        }
+        None => FileConfig::default(),
+    };
+    let data_dir = args
+        .data_dir
+        .or(file.data_dir)
+        .unwrap_or_else(|| PathBuf::from("neardup-data"));
+    let addr = args
+        .addr
+        .or(file.addr)
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080)));
+    let defaults = EngineConfig::default();
+    let sync_interval = args
+        .sync_interval
+        .or(file_duration(file.sync_interval, "sync_interval")?)
+        .unwrap_or(Duration::from_millis(100));
+    let sync = match args.sync.or(file.sync).as_deref().unwrap_or("always") {
+        "always" => SyncMode::Always,
+        "batch" => SyncMode::Batch {
+            interval: sync_interval,
+        },
+        "none" => SyncMode::None,
+        other => bail!("sync `{other}`: use always, batch or none"),
+    };
+    let cfg = EngineConfig {
+        distance: args.distance.or(file.distance).unwrap_or(defaults.distance),
+        retention: args
+            .retention
+            .or(file_duration(file.retention, "retention")?)
+            .unwrap_or(defaults.retention),
+        segments: args.segments.or(file.segments).unwrap_or(defaults.segments),
+        max_docs: args.max_docs.or(file.max_docs),
+        sync,
+        snapshot_interval: Some(
+            args.snapshot_interval
+                .or(file_duration(file.snapshot_interval, "snapshot_interval")?)
+                .unwrap_or(Duration::from_secs(600)),
+        ),
+        ..defaults
+    };
+    let server_defaults = ServerConfig::default();
+    let server_cfg = ServerConfig {
+        token: args.token.or(file.token).filter(|t| !t.is_empty()),
+        body_limit: args
+            .body_limit
+            .or(file.body_limit)
+            .unwrap_or(server_defaults.body_limit),
+        max_batch: args
+            .max_batch
+            .or(file.max_batch)
+            .unwrap_or(server_defaults.max_batch),
+    };
+    if !addr.ip().is_loopback() && server_cfg.token.is_none() {
+        eprintln!(
+            "neardup serve: warning: listening on {addr} without --token; anyone who can reach it can write"
+        );
+    }
+    let fingerprinter = args.features.fingerprinter()?;
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
+    let engine = Engine::open(&data_dir, fingerprinter, cfg, Arc::new(SystemClock))
+        .with_context(|| format!("cannot open data directory {}", data_dir.display()))?;
+    let stats = engine.stats();
+    let backend = Arc::new(EngineBackend::new(Arc::new(engine)));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let local = listener.local_addr()?;
+        eprintln!(
+            "neardup serve: listening on http://{local} (data dir {}, {} documents recovered in {} ms)",
+            data_dir.display(),
+            stats.recovered_documents,
+            stats.recovery_ms
+        );
+        serve(listener, backend, server_cfg, shutdown_signal()).await?;
+        eprintln!("neardup serve: shut down cleanly (log synced, snapshot written)");
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2d"), Ok(Duration::from_secs(172_800)));
+        assert_eq!(parse_duration("36h"), Ok(Duration::from_secs(129_600)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert!(parse_duration("2w").is_err());
+        assert!(parse_duration("d").is_err());
+        assert!(parse_duration("99999999999999999999d").is_err());
+    }
 }

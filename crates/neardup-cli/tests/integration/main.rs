@@ -4,3 +4,4 @@ mod util;
 mod fingerprint;
 mod dedup;
 mod eval;
+mod serve;

@@ -1,0 +1,143 @@
+//! `neardup serve`: starts with defaults in an empty directory, answers over HTTP, shuts down
+//! gracefully on SIGTERM (snapshot), restarts with its state, refuses another configuration,
+//! reads a TOML config file and the token from the environment.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use crate::util::bin;
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+fn start(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(bin());
+    cmd.arg("serve")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NEARDUP_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn neardup serve");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "server exited before listening"
+        );
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            let addr = rest.split_whitespace().next().unwrap().to_string();
+            std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+            return Server { child, addr };
+        }
+    }
+}
+
+fn http(addr: &str, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let auth = token.map_or(String::new(), |t| format!("authorization: Bearer {t}\r\n"));
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n{auth}content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+    (status, body)
+}
+
+fn stop(mut s: Server) -> std::process::ExitStatus {
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    s.child.wait().unwrap()
+}
+
+#[test]
+fn serve_defaults_restart_and_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path(), &["--addr", "127.0.0.1:0"], &[]);
+    let (st, b) = http(
+        &s.addr,
+        "POST",
+        "/v1/documents",
+        r#"{"id":"a","text":"the quick brown fox jumps over the lazy dog again and again"}"#,
+        None,
+    );
+    assert_eq!(st, 200, "{b}");
+    assert!(b.contains(r#""status":"unique""#), "{b}");
+    let (_, b) = http(
+        &s.addr,
+        "POST",
+        "/v1/documents",
+        r#"{"id":"b","text":"the quick brown fox jumps over the lazy dog again and again!"}"#,
+        None,
+    );
+    assert!(b.contains(r#""duplicate_of":"a""#), "{b}");
+    assert!(stop(s).success());
+    assert!(
+        dir.path().join("neardup-data").is_dir(),
+        "default data dir under the cwd"
+    );
+    let snaps = std::fs::read_dir(dir.path().join("neardup-data"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("snapshot-")
+        })
+        .count();
+    assert_eq!(snaps, 1, "graceful shutdown writes a snapshot");
+
+    // Restart from the TOML file with a token from the environment.
+    std::fs::write(
+        dir.path().join("serve.toml"),
+        "addr = \"127.0.0.1:0\"\ndata_dir = \"neardup-data\"\nbody_limit = 100000\n",
+    )
+    .unwrap();
+    let s = start(
+        dir.path(),
+        &["--config", "serve.toml"],
+        &[("NEARDUP_TOKEN", "tok")],
+    );
+    assert_eq!(http(&s.addr, "GET", "/v1/documents/a", "", None).0, 401);
+    let (st, b) = http(&s.addr, "GET", "/v1/documents/a", "", Some("tok"));
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
+    assert!(stop(s).success());
+
+    // Another configuration is refused with a clear message.
+    let out = Command::new(bin())
+        .args(["serve", "--addr", "127.0.0.1:0", "--distance", "5"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("different configuration"), "{err}");
+    // A bad config file is refused.
+    std::fs::write(dir.path().join("bad.toml"), "nope = 1\n").unwrap();
+    let out = Command::new(bin())
+        .args(["serve", "--config", "bad.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.toml"));
+}
