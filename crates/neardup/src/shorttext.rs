@@ -19,9 +19,11 @@
 //! ≤ ~530 bytes at 175 Han characters, typically 60–200 bytes) plus the LSH tables (≈ 20 bytes
 //! per band: `b` bands, 20 for the default) — about 0.5 KB a document, 0.5 GB per million.
 //!
-//! Template-sharing texts ("您的验证码是 123456，5 分钟内有效" with different codes) differ in
-//! many characters relative to their length and are rejected; a one-character edit is
-//! accepted as long as the text has at least 5 letters/digits (1 − 1/5 = 0.8).
+//! Template-sharing texts ("您的验证码是 123456，5 分钟内有效" with different codes) are
+//! rejected: by default a pair whose runs of digits differ is never a duplicate
+//! (`numbers_must_match`), and otherwise they differ in many characters relative to their
+//! length. A one-character edit is accepted as long as the text has at least 5 letters/digits
+//! (1 − 1/5 = 0.8).
 //!
 //! ```
 //! use neardup::detect::Detector;
@@ -83,6 +85,9 @@ pub struct ShortTextOptions {
     pub measure: Measure,
     /// Confirmation threshold in (0, 1]. Default 0.8.
     pub threshold: f64,
+    /// Reject a pair whose runs of digits differ (in order), e.g. two messages of one
+    /// template with different codes, prices or dates. Default true.
+    pub numbers_must_match: bool,
     /// Seed of the MinHash functions. Default 1.
     pub seed: u64,
 }
@@ -100,6 +105,7 @@ impl Default for ShortTextOptions {
             },
             measure: Measure::Levenshtein,
             threshold: 0.8,
+            numbers_must_match: true,
             seed: 1,
         }
     }
@@ -140,6 +146,17 @@ pub fn confirmation_text(text: &str) -> String {
         }
     }
     out
+}
+
+/// Whether the runs of digits of `a` and `b` are the same, in the same order.
+pub fn same_numbers(a: &str, b: &str) -> bool {
+    let runs = |t: &'_ str| {
+        t.split(|c: char| !c.is_numeric())
+            .filter(|r| !r.is_empty())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    runs(a) == runs(b)
 }
 
 /// Character n-gram hashes of a confirmation text (spaces skipped), unsorted.
@@ -315,7 +332,11 @@ impl Detector for ShortTextDetector {
                     continue;
                 }
             }
-            let sim = similarity(self.opts.measure, &s.text, self.text(i), n);
+            let other = self.text(i);
+            if self.opts.numbers_must_match && !same_numbers(&s.text, other) {
+                continue;
+            }
+            let sim = similarity(self.opts.measure, &s.text, other, n);
             if sim >= t {
                 out.push(Verdict {
                     of: self.docs[i],

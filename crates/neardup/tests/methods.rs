@@ -1,0 +1,556 @@
+//! MinHash, LSH banding, I-Match, exact digest, short-text path and the `auto` policy:
+//! spec test vectors, statistical properties, and detectors against brute force.
+
+use neardup::detect::{Detector, Verdict};
+use neardup::exact::ExactDetector;
+use neardup::imatch::{IMatchDetector, IMatchOptions, IMatcher};
+use neardup::minhash::{
+    band_key, candidate_probability, jaccard_estimate, jaccard_sorted, optimal_param, Confirm,
+    LshOptions, MinHashDetector, MinHashDetectorOptions, MinHashLsh, MinHashOptions, MinHasher,
+};
+use neardup::policy::{AutoDetector, LongMethod, Path, PolicyOptions};
+use neardup::shorttext::{
+    confirmation_text, similarity, Measure, ShortTextDetector, ShortTextOptions,
+};
+use neardup::{FingerprintConfig, Fingerprinter};
+use proptest::prelude::*;
+
+fn fp() -> Fingerprinter {
+    Fingerprinter::new(FingerprintConfig::default()).unwrap()
+}
+
+/// SplitMix64, for deterministic test data.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Two key sets with `inter` common keys and `only` keys each of their own; distinct keys.
+fn key_sets(rng: &mut Rng, inter: usize, only_a: usize, only_b: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut all = std::collections::HashSet::new();
+    while all.len() < inter + only_a + only_b {
+        all.insert(rng.next() as u32);
+    }
+    let all: Vec<u32> = all.into_iter().collect();
+    let common = &all[..inter];
+    let a: Vec<u32> = common
+        .iter()
+        .chain(&all[inter..inter + only_a])
+        .copied()
+        .collect();
+    let b: Vec<u32> = common
+        .iter()
+        .chain(&all[inter + only_a..])
+        .copied()
+        .collect();
+    (a, b)
+}
+
+// ---------------------------------------------------------------- spec vectors
+
+/// The vectors of docs/fingerprint-spec.md "MinHash v1", "I-Match v1", "Exact digest v1". If
+/// one changes, the corresponding version must.
+#[test]
+fn spec_vectors() {
+    let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
+    let sig = mh
+        .signature_normalized("你妈妈喊你回家吃饭哦,回家罗回家罗")
+        .unwrap();
+    assert_eq!(sig.len(), 128);
+    assert_eq!(&sig[..4], &[567305696, 31658893, 727898761, 42563250]);
+    assert_eq!(band_key(&sig, 0, 8), 0x1d663740a877c74f);
+    let sig = mh
+        .signature_normalized("the quick brown fox jumps over the lazy dog")
+        .unwrap();
+    assert_eq!(&sig[..4], &[188007184, 87496179, 332125748, 160807149]);
+    assert_eq!(band_key(&sig, 0, 8), 0x9ce48a3781826390);
+    assert_eq!(
+        neardup::exact::digest("hello, world"),
+        0x11c83d9c1ee368164c0abe17b55db69c
+    );
+    let f = fp();
+    let im = IMatcher::new(
+        &f,
+        IMatchOptions {
+            min_terms: 3,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let t = "wombats dig burrows using strong claws and teeth";
+    assert_eq!(
+        im.terms_normalized(t),
+        ["burrows", "claws", "dig", "strong", "teeth", "using", "wombats"]
+    );
+    let want: [(u8, u128); 5] = [
+        (0, 0xc435f55c6a2a2e4ffedb9b80d2c93b1c),
+        (1, 0x08552741e449688feac5d44bb55e2c9b),
+        (2, 0xbfff919e40a9202b45dc316dae6056a8),
+        (3, 0xa28a917d7c8a6ebafe781b63d6abe361),
+        (4, 0x329ec39aecc1644280a4fe6abecf8948),
+    ];
+    assert_eq!(im.digests(t).unwrap(), want);
+}
+
+// ---------------------------------------------------------------- MinHash
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The estimate is within 5 standard errors (binomial, n = 128) of the true Jaccard.
+    #[test]
+    fn minhash_estimate_within_binomial_bound(
+        seed in any::<u64>(), inter in 0usize..300, only_a in 0usize..300, only_b in 0usize..300,
+    ) {
+        prop_assume!(inter + only_a + only_b > 0);
+        let mut rng = Rng(seed);
+        let (a, b) = key_sets(&mut rng, inter, only_a, only_b);
+        let mh = MinHasher::new(&MinHashOptions { seed, ..Default::default() }).unwrap();
+        let (sa, sb) = (mh.signature_of_keys(&a), mh.signature_of_keys(&b));
+        let j = inter as f64 / (inter + only_a + only_b) as f64;
+        let est = jaccard_estimate(&sa, &sb);
+        let sd = (j * (1.0 - j) / 128.0).sqrt();
+        prop_assert!((est - j).abs() <= 5.0 * sd + 1e-9, "J = {j}, estimate {est}");
+    }
+
+    /// Signatures are the minimum over the set: order and repetition do not matter.
+    #[test]
+    fn minhash_is_a_set_function(mut keys in prop::collection::vec(any::<u32>(), 1..200)) {
+        let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
+        let s1 = mh.signature_of_keys(&keys);
+        keys.reverse();
+        let dup: Vec<u32> = keys.iter().chain(keys.iter()).copied().collect();
+        prop_assert_eq!(&s1, &mh.signature_of_keys(&dup));
+    }
+}
+
+/// The permutations behave independently: the mean squared error matches the binomial
+/// variance J(1−J)/n (within sampling noise), over many pairs.
+#[test]
+fn minhash_error_is_binomial() {
+    let mut rng = Rng(42);
+    let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
+    let (mut se, mut var) = (0.0, 0.0);
+    for _ in 0..400 {
+        let inter = 20 + rng.below(200) as usize;
+        let only = rng.below(200) as usize;
+        let (a, b) = key_sets(&mut rng, inter, only / 2, only - only / 2);
+        let j = inter as f64 / (inter + only) as f64;
+        let est = jaccard_estimate(&mh.signature_of_keys(&a), &mh.signature_of_keys(&b));
+        se += (est - j).powi(2);
+        var += j * (1.0 - j) / 128.0;
+    }
+    let ratio = se / var;
+    assert!(
+        (0.75..1.3).contains(&ratio),
+        "MSE / binomial variance = {ratio}"
+    );
+}
+
+#[test]
+fn minhash_text_jaccard_tracks_exact() {
+    let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
+    let a = "天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。";
+    let b = "天下大势，分久必合，合久必分。周末七国纷争，并入于秦。及秦灭之后，楚汉分争，又并入于汉朝。";
+    let j = jaccard_sorted(&mh.shingle_set(a), &mh.shingle_set(b));
+    let est = jaccard_estimate(
+        &mh.signature_normalized(a).unwrap(),
+        &mh.signature_normalized(b).unwrap(),
+    );
+    assert!(
+        (est - j).abs() <= 5.0 * (j * (1.0 - j) / 128.0).sqrt(),
+        "{j} vs {est}"
+    );
+    assert!(mh.signature_normalized(" ,。").is_none());
+}
+
+#[test]
+fn optimal_param_matches_datasketch() {
+    // datasketch / text-dedup documented values.
+    assert_eq!(optimal_param(0.75, 256, 0.5, 0.5).unwrap(), (21, 12));
+    assert_eq!(optimal_param(0.75, 256, 0.1, 0.9).unwrap(), (28, 9));
+    assert!(optimal_param(1.0, 128, 0.5, 0.5).is_err());
+    assert!(optimal_param(0.5, 128, -1.0, 0.5).is_err());
+}
+
+/// The LSH candidate rate over pairs of Jaccard s follows 1 − (1 − s^r)^b.
+#[test]
+fn lsh_reproduces_the_s_curve() {
+    let mut rng = Rng(7);
+    let opts = MinHashOptions::default();
+    let mh = MinHasher::new(&opts).unwrap();
+    let (b, r) = optimal_param(0.5, 128, 0.5, 0.5).unwrap();
+    assert!(b * r <= 128);
+    let lsh = MinHashLsh::new(
+        128,
+        &LshOptions {
+            params: Some((b, r)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    const PAIRS: usize = 300;
+    for s10 in [2usize, 4, 5, 6, 8] {
+        // |A ∩ B| / |A ∪ B| = s with |A ∪ B| = 100.
+        let inter = s10 * 10;
+        let rest = 100 - inter;
+        let mut hits = 0;
+        for _ in 0..PAIRS {
+            let (a, bb) = key_sets(&mut rng, inter, rest / 2, rest - rest / 2);
+            let (ka, kb) = (
+                lsh.keys(&mh.signature_of_keys(&a)),
+                lsh.keys(&mh.signature_of_keys(&bb)),
+            );
+            hits += ka.iter().zip(&kb).any(|(x, y)| x == y) as usize;
+        }
+        let p = candidate_probability(s10 as f64 / 10.0, b, r);
+        let rate = hits as f64 / PAIRS as f64;
+        let sd = (p * (1.0 - p) / PAIRS as f64).sqrt();
+        assert!(
+            (rate - p).abs() <= 4.5 * sd + 0.02,
+            "s = 0.{s10}: (b, r) = ({b}, {r}), expected {p:.3}, measured {rate:.3}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- detectors vs brute force
+
+fn random_docs(rng: &mut Rng, n: usize) -> Vec<String> {
+    // Texts over a small alphabet so near-duplicates occur by chance, plus planted edits.
+    const CH: &[char] = &['天', '下', '大', '势', '分', '久', '必', '合', '国', '秦'];
+    let mut docs: Vec<String> = Vec::new();
+    for _ in 0..n {
+        if !docs.is_empty() && rng.below(3) == 0 {
+            let base = docs[rng.below(docs.len() as u64) as usize].clone();
+            let mut chars: Vec<char> = base.chars().collect();
+            let i = rng.below(chars.len() as u64) as usize;
+            chars[i] = CH[rng.below(CH.len() as u64) as usize];
+            docs.push(chars.into_iter().collect());
+        } else {
+            let len = 6 + rng.below(30) as usize;
+            docs.push(
+                (0..len)
+                    .map(|_| CH[rng.below(CH.len() as u64) as usize])
+                    .collect(),
+            );
+        }
+    }
+    docs
+}
+
+/// Runs a detector over docs (find, then insert), returning each doc's sorted matches.
+fn run<D: Detector>(d: &mut D, docs: &[String]) -> Vec<Vec<u32>> {
+    let mut out = Vec::new();
+    for (i, t) in docs.iter().enumerate() {
+        let s = d.sketch(t).unwrap();
+        let mut m: Vec<u32> = d.find(&s).iter().map(|v: &Verdict| v.of).collect();
+        m.sort_unstable();
+        out.push(m);
+        d.insert(i as u32, s);
+    }
+    out
+}
+
+fn brute(docs: &[String], same: impl Fn(usize, usize) -> bool) -> Vec<Vec<u32>> {
+    (0..docs.len())
+        .map(|i| (0..i).filter(|&j| same(i, j)).map(|j| j as u32).collect())
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn exact_vs_brute_force(seed in any::<u64>()) {
+        let mut rng = Rng(seed);
+        let mut docs = random_docs(&mut rng, 40);
+        for i in 0..10 { let d = docs[i * 3].clone(); docs.push(d); }
+        let f = fp();
+        let norm: Vec<String> = docs.iter().map(|d| f.normalize(d)).collect();
+        let got = run(&mut ExactDetector::new(f), &docs);
+        prop_assert_eq!(got, brute(&docs, |i, j| norm[i] == norm[j]));
+    }
+
+    /// With one-row bands every pair sharing one minimum is a candidate, so estimated-Jaccard
+    /// confirmation must equal brute force exactly; exact confirmation likewise.
+    #[test]
+    fn minhash_vs_brute_force(seed in any::<u64>(), t in 0.3f64..0.9) {
+        let mut rng = Rng(seed);
+        let docs = random_docs(&mut rng, 40);
+        let f = fp();
+        for confirm in [Confirm::Estimate, Confirm::Exact] {
+            let opts = MinHashDetectorOptions {
+                minhash: MinHashOptions { char_ngram: 2, ..Default::default() },
+                lsh: LshOptions { threshold: t, params: Some((128, 1)), ..Default::default() },
+                confirm,
+            };
+            let mut d = MinHashDetector::new(f.clone(), opts).unwrap();
+            let h = d.hasher().clone();
+            let sigs: Vec<Vec<u32>> = docs.iter().map(|x| h.signature_normalized(&f.normalize(x)).unwrap()).collect();
+            let sets: Vec<Vec<u64>> = docs.iter().map(|x| h.shingle_set(&f.normalize(x))).collect();
+            let got = run(&mut d, &docs);
+            let want = brute(&docs, |i, j| {
+                let shares = sigs[i].iter().zip(&sigs[j]).any(|(a, b)| a == b);
+                shares && match confirm {
+                    Confirm::Exact => jaccard_sorted(&sets[i], &sets[j]) >= t,
+                    _ => jaccard_estimate(&sigs[i], &sigs[j]) >= t,
+                }
+            });
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    /// Every confirmed short-text match has similarity ≥ threshold; every pair whose n-gram
+    /// Jaccard is ≥ 0.5 and whose similarity passes is found (one-row bands: the chance of
+    /// missing it is 0.5^128).
+    #[test]
+    fn shorttext_vs_brute_force(seed in any::<u64>()) {
+        let mut rng = Rng(seed);
+        let docs = random_docs(&mut rng, 40);
+        let f = fp();
+        let opts = ShortTextOptions {
+            lsh: LshOptions { params: Some((128, 1)), ..Default::default() },
+            ..Default::default()
+        };
+        let got = run(&mut ShortTextDetector::new(f.clone(), opts).unwrap(), &docs);
+        let ct: Vec<String> = docs.iter().map(|d| confirmation_text(&f.normalize(d))).collect();
+        let sim = |i: usize, j: usize| similarity(Measure::Levenshtein, &ct[i], &ct[j], 2);
+        let jac = |i: usize, j: usize| similarity(Measure::Jaccard, &ct[i], &ct[j], 2);
+        for (i, m) in got.iter().enumerate() {
+            for &j in m {
+                prop_assert!(sim(i, j as usize) >= 0.8);
+            }
+            for j in 0..i {
+                if sim(i, j) >= 0.8 && jac(i, j) >= 0.5 {
+                    prop_assert!(m.contains(&(j as u32)), "{} ~ {} missed", docs[i], docs[j]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn imatch_vs_brute_force(seed in any::<u64>()) {
+        let mut rng = Rng(seed);
+        // English-like documents of random words from a small vocabulary.
+        let vocab: Vec<String> = (0..30).map(|i| format!("w{}x{}", i * 7919 % 1000, i)).collect();
+        let docs: Vec<String> = (0..40)
+            .map(|_| (0..4 + rng.below(6)).map(|_| vocab[rng.below(vocab.len() as u64) as usize].as_str()).collect::<Vec<_>>().join(" "))
+            .collect();
+        let f = fp();
+        let opts = IMatchOptions { min_terms: 3, ..Default::default() };
+        let im = IMatcher::new(&f, opts.clone()).unwrap();
+        let dg: Vec<_> = docs.iter().map(|d| im.digests(d).unwrap()).collect();
+        let got = run(&mut IMatchDetector::new(&f, opts).unwrap(), &docs);
+        let want = brute(&docs, |i, j| dg[i].iter().any(|x| dg[j].contains(x)));
+        prop_assert_eq!(got, want);
+    }
+}
+
+// ---------------------------------------------------------------- I-Match
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Inserting words outside the lexicon (stop words, punctuation) changes no digest.
+    #[test]
+    fn imatch_invariant_to_words_outside_the_lexicon(
+        words in prop::collection::vec("[b-df-hj-np-tv-z]{4,8}", 8..30),
+        inserts in prop::collection::vec((any::<prop::sample::Index>(), 0usize..6), 1..10),
+    ) {
+        let f = fp();
+        let im = IMatcher::new(&f, IMatchOptions::default()).unwrap();
+        let outside = ["the", "and", "of", "a", "is", "，", "!"];
+        for w in outside.iter().take(5) {
+            prop_assert!(!im.in_lexicon(w) || f.extractor().stopwords().contains(w));
+        }
+        let base = words.join(" ");
+        let mut edited = words.clone();
+        for (at, w) in &inserts {
+            let i = at.index(edited.len() + 1);
+            edited.insert(i, outside[*w % outside.len()].to_string());
+        }
+        let edited = edited.join(" ");
+        prop_assert_eq!(im.digests(&base).unwrap(), im.digests(&edited).unwrap());
+    }
+}
+
+#[test]
+fn imatch_sub_lexicons_survive_one_changed_word() {
+    let f = fp();
+    let im = IMatcher::new(
+        &f,
+        IMatchOptions {
+            sub_lexicons: 16,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let words: Vec<String> = (0..20).map(|i| format!("zq{i}word")).collect();
+    let base = im.digests(&words.join(" ")).unwrap();
+    let mut survived = 0;
+    for k in 0..20 {
+        let mut w = words.clone();
+        w[k] = "completelydifferent".into();
+        let d = im.digests(&w.join(" ")).unwrap();
+        assert_ne!(d[0], base[0]);
+        survived += d.iter().any(|x| base.contains(x)) as usize;
+    }
+    // Each change survives with probability 1 − (1 − 0.2²)^16 ≈ 0.48 (both the old and the
+    // new word must be dropped by the same sub-lexicon).
+    assert!(survived >= 3, "{survived}/20");
+}
+
+#[test]
+fn imatch_short_texts_get_no_signature() {
+    let f = fp();
+    let im = IMatcher::new(&f, IMatchOptions::default()).unwrap();
+    assert!(im.digests("春眠不觉晓").unwrap().is_empty());
+    let mut d = IMatchDetector::new(&f, IMatchOptions::default()).unwrap();
+    let s = d.sketch("春眠不觉晓").unwrap();
+    d.insert(0, s.clone());
+    assert!(d.find(&s).is_empty());
+    assert!(IMatcher::new(
+        &f,
+        IMatchOptions {
+            low_fraction: 1.5,
+            ..Default::default()
+        }
+    )
+    .is_err());
+}
+
+// ---------------------------------------------------------------- short texts
+
+#[test]
+fn shorttext_rejects_template_sharing_pair() {
+    let f = fp();
+    let pairs = [
+        (
+            "您的验证码是834921，5分钟内有效，请勿泄露",
+            "您的验证码是106577，5分钟内有效，请勿泄露",
+        ),
+        (
+            "Your order #88231 has shipped",
+            "Your order #10457 has shipped",
+        ),
+        (
+            "会议定于3月5日下午2点在201室举行",
+            "会议定于4月9日下午3点在305室举行",
+        ),
+        ("恭喜张三获得一等奖", "恭喜李四获得三等奖"),
+    ];
+    for (a, b) in pairs {
+        let mut d = ShortTextDetector::new(f.clone(), ShortTextOptions::default()).unwrap();
+        let s = d.sketch(a).unwrap();
+        d.insert(0, s);
+        assert!(d.find(&d.sketch(b).unwrap()).is_empty(), "{a} ~ {b}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A one-character edit (substitution, insertion or deletion) of a 15–140 character text
+    /// is accepted.
+    #[test]
+    fn shorttext_accepts_one_character_edit(
+        text in "[\u{4e00}-\u{9fa5}]{15,140}", at in any::<prop::sample::Index>(),
+        c in "[\u{4e00}-\u{9fa5}]", op in 0u8..3,
+    ) {
+        let f = fp();
+        let mut chars: Vec<char> = text.chars().collect();
+        let i = at.index(chars.len());
+        let c = c.chars().next().unwrap();
+        match op {
+            0 => chars[i] = c,
+            1 => chars.insert(i, c),
+            _ => { chars.remove(i); }
+        }
+        let edited: String = chars.into_iter().collect();
+        let mut d = ShortTextDetector::new(f, ShortTextOptions::default()).unwrap();
+        let s = d.sketch(&text).unwrap();
+        d.insert(9, s);
+        let found = d.find(&d.sketch(&edited).unwrap());
+        prop_assert_eq!(found.len(), 1);
+        prop_assert!(found[0].similarity.unwrap() >= 0.8);
+    }
+}
+
+#[test]
+fn measures() {
+    assert_eq!(similarity(Measure::Levenshtein, "abcde", "abcdf", 2), 0.8);
+    assert!((similarity(Measure::Jaccard, "abcde", "abcdf", 2) - 3.0 / 5.0).abs() < 1e-12);
+    assert!((similarity(Measure::Cosine, "abab", "abab", 2) - 1.0).abs() < 1e-12);
+    assert_eq!(
+        confirmation_text("hello,  world!! 你好，世界"),
+        "hello world你好世界"
+    );
+}
+
+// ---------------------------------------------------------------- policy
+
+#[test]
+fn auto_policy_routes_by_length() {
+    let f = fp();
+    let mut d = AutoDetector::new(f, PolicyOptions::default()).unwrap();
+    let short = d.sketch("今天天气真好，我们去公园散步吧").unwrap();
+    assert_eq!(d.path(&short), Path::Short);
+    let long_text = include_str!("fixtures/sanguo_ch1.txt");
+    let long = d.sketch(long_text).unwrap();
+    assert_eq!(d.path(&long), Path::Long);
+    assert!(long.minhash.is_some() && long.simhash.is_none() && long.short.is_none());
+    d.insert(0, short);
+    d.insert(1, long);
+    // Exact, short edit, long edit.
+    assert_eq!(
+        d.find(&d.sketch("今天天气真好,我们去公园散步吧").unwrap())[0].of,
+        0
+    );
+    assert_eq!(
+        d.find(&d.sketch("今天天气真好，我们去公园散散步吧").unwrap())[0].of,
+        0
+    );
+    let edited = long_text.replacen("天下大势", "天下大事", 1);
+    assert_eq!(d.find(&d.sketch(&edited).unwrap())[0].of, 1);
+    assert!(d
+        .find(&d.sketch("明天下雨，我们在家看书吧").unwrap())
+        .is_empty());
+    assert!(d.sketch(" ，。").is_err());
+}
+
+#[test]
+fn auto_policy_boundary_pairs_are_found() {
+    // A 138-character text and a 146-character copy straddle max_chars = 140.
+    let f = fp();
+    for long in [LongMethod::Simhash, LongMethod::Minhash, LongMethod::Either] {
+        let mut d = AutoDetector::new(
+            f.clone(),
+            PolicyOptions {
+                long,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let base: String = "滚滚长江东逝水浪花淘尽英雄是非成败转头空青山依旧在几度夕阳红"
+            .chars()
+            .cycle()
+            .take(138)
+            .collect();
+        let longer = format!("{base}白发渔樵江渚上惯");
+        let a = d.sketch(&base).unwrap();
+        let b = d.sketch(&longer).unwrap();
+        assert_eq!(d.path(&a), Path::Short);
+        assert_eq!(d.path(&b), Path::Long);
+        d.insert(0, b);
+        assert_eq!(d.find(&a).len(), 1, "{long:?}");
+    }
+}
