@@ -1,0 +1,189 @@
+//! SIGKILL crash test of the engine.
+//!
+//! The test re-executes its own binary as a child (`engine_crash_child`, active only when
+//! `NEARDUP_ENGINE_CRASH_DIR` is set). The child opens the engine (`SyncMode::Always`, tiny
+//! log segments, frequent snapshots and merges), and several threads submit documents drawn
+//! from clusters of near-identical fingerprints, printing `ACK <id> <fp> <unique|dup> <of>`
+//! after each answer. The parent kills it with SIGKILL at seeded-random moments (many rounds,
+//! reusing the directory, so later rounds also recover from earlier kills), reopens the
+//! engine and asserts: every document acknowledged `unique` is present with its fingerprint;
+//! every document a `dup` answer pointed at is present; and nothing is duplicated (no stored
+//! document has another stored document within the distance).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use neardup::engine::{Decision, Doc, Engine, EngineConfig, SyncMode, SystemClock};
+use neardup::index::gen::SplitMix64;
+use neardup::{FingerprintConfig, Fingerprinter};
+
+const ROUNDS: u64 = 16;
+const THREADS: u64 = 4;
+
+fn cfg() -> EngineConfig {
+    EngineConfig {
+        sync: SyncMode::Always,
+        log_segment_bytes: 4096,
+        snapshot_records: 150,
+        maintenance_interval: Some(Duration::from_millis(5)),
+        ..EngineConfig::default()
+    }
+}
+
+fn open(dir: &str) -> Engine {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    Engine::open(dir, fp, cfg(), Arc::new(SystemClock)).expect("recovery")
+}
+
+#[test]
+fn engine_crash_child() {
+    let Ok(dir) = std::env::var("NEARDUP_ENGINE_CRASH_DIR") else {
+        return;
+    };
+    let round: u64 = std::env::var("NEARDUP_ENGINE_CRASH_ROUND")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let engine = Arc::new(open(&dir));
+    println!("\nREADY");
+    let mut handles = Vec::new();
+    for t in 0..THREADS {
+        let engine = Arc::clone(&engine);
+        handles.push(std::thread::spawn(move || {
+            let mut rng = SplitMix64::new(round * 100 + t);
+            for i in 0.. {
+                // 64 clusters around fixed centres; members differ by up to 2 bits.
+                let c = rng.below(64);
+                let centre = SplitMix64::new(c + 1_000).next();
+                let fp = centre ^ (1u64 << rng.below(64)) ^ (1u64 << rng.below(64));
+                let id = format!("r{round}-t{t}-{i}");
+                let batch = rng.below(4) == 0;
+                let outcomes = if batch {
+                    let fp2 = SplitMix64::new(rng.next()).next();
+                    engine.check_and_insert_batch(vec![
+                        Doc::fingerprint(id.clone(), fp),
+                        Doc::fingerprint(format!("{id}b"), fp2),
+                    ])
+                } else {
+                    vec![engine.check_and_insert(Doc::fingerprint(id.clone(), fp))]
+                };
+                let mut out = String::new();
+                for (n, o) in outcomes.into_iter().enumerate() {
+                    let o = o.expect("check");
+                    let id = if n == 0 { id.clone() } else { format!("{id}b") };
+                    match o.decision {
+                        Decision::Unique => {
+                            out.push_str(&format!("ACK {id} {} unique -\n", o.fingerprint))
+                        }
+                        Decision::Duplicate { of, .. } => {
+                            out.push_str(&format!("ACK {id} {} dup {of}\n", o.fingerprint))
+                        }
+                    }
+                }
+                // One write(2) per answer group: printed whole or not at all.
+                std::io::stdout().lock().write_all(out.as_bytes()).unwrap();
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_secs(20));
+    std::process::exit(0);
+}
+
+#[test]
+fn acknowledged_documents_survive_sigkill() {
+    if std::env::var("NEARDUP_ENGINE_CRASH_DIR").is_ok() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap().to_string();
+    let exe = std::env::current_exe().unwrap();
+    let mut rng = SplitMix64::new(42);
+    let mut unique: HashMap<String, u64> = HashMap::new();
+    let mut pointed: Vec<String> = Vec::new();
+    for round in 0..ROUNDS {
+        let mut child = Command::new(&exe)
+            .args([
+                "--exact",
+                "engine_crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("NEARDUP_ENGINE_CRASH_DIR", &d)
+            .env("NEARDUP_ENGINE_CRASH_ROUND", round.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        // Wait until recovery is done (the fingerprinter's dictionary loads first, which is
+        // slow in debug builds), then kill: some rounds at once, most mid-ingest.
+        let mut early = Vec::new();
+        let ready_by = Instant::now() + Duration::from_secs(120);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(l) if l.trim() == "READY" => break,
+                Ok(l) => early.push(l),
+                Err(_) if Instant::now() > ready_by => panic!("child never became ready"),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("child died"),
+                Err(_) => {}
+            }
+        }
+        let delay = if round % 4 == 3 {
+            Duration::from_millis(rng.below(30))
+        } else {
+            Duration::from_millis(100 + rng.below(400))
+        };
+        let start = Instant::now();
+        while start.elapsed() < delay {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        reader.join().unwrap();
+        for line in early.into_iter().chain(rx.try_iter()) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() == 5 && f[0] == "ACK" {
+                if f[3] == "unique" {
+                    unique.insert(f[1].to_string(), f[2].parse().unwrap());
+                } else {
+                    pointed.push(f[4].to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        unique.len() > 50,
+        "too few acknowledgements ({}) to mean anything",
+        unique.len()
+    );
+    let engine = open(&d);
+    for (id, &fp) in &unique {
+        let got = engine
+            .get(id)
+            .unwrap_or_else(|| panic!("acknowledged {id} lost"));
+        assert_eq!(got.fingerprint, fp);
+        let hits = engine.query_fingerprint(fp).hits;
+        assert_eq!(hits.len(), 1, "{id} has stored near-duplicates: {hits:?}");
+    }
+    for id in &pointed {
+        assert!(
+            engine.get(id).is_some(),
+            "duplicate answer pointed at {id}, which was lost"
+        );
+    }
+    let stats = engine.stats();
+    assert!(stats.documents >= unique.len() as u64);
+    assert!(stats.snapshot_lsn > 0, "the rounds wrote snapshots: {stats:?}");
+}
