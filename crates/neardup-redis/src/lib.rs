@@ -71,8 +71,10 @@
 
 pub mod layout;
 mod scripts;
+#[cfg(feature = "server")]
+pub mod server;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -230,6 +232,9 @@ pub struct RedisOptions {
     pub lease: Duration,
     /// Timeout for connecting and for each Redis response (default 2 s).
     pub timeout: Duration,
+    /// Anything else that changes answers and must match across instances, recorded with the
+    /// index settings (e.g. the fingerprint configuration descriptor; default empty).
+    pub config_tag: String,
 }
 
 impl Default for RedisOptions {
@@ -242,6 +247,7 @@ impl Default for RedisOptions {
             expire_grace: Duration::from_secs(600),
             lease: Duration::from_secs(10),
             timeout: Duration::from_secs(2),
+            config_tag: String::new(),
         }
     }
 }
@@ -587,10 +593,11 @@ impl RedisBackend {
     /// The settings that change answers, as recorded under the prefix.
     pub fn descriptor(&self) -> String {
         format!(
-            "neardup-redis v1 distance={} layout={} retention_ms={}",
+            "neardup-redis v1 distance={} layout={} retention_ms={} tag={}",
             self.inner.opts.distance,
             self.inner.layout.name(),
-            self.inner.retention_ms
+            self.inner.retention_ms,
+            self.inner.opts.config_tag
         )
     }
 
@@ -713,6 +720,45 @@ impl RedisBackend {
                 }
             }
         }
+    }
+
+    /// [`check_and_insert`](Self::check_and_insert) for many documents, decided as if one
+    /// after the other in order (a later one may be a duplicate of an earlier one). Documents
+    /// that share no table key and no id with an earlier undecided one of the batch cannot
+    /// affect each other, so they are checked concurrently, in waves; one result per input.
+    pub async fn check_and_insert_batch(
+        &self,
+        docs: &[(String, u64, Option<i64>)],
+    ) -> Vec<Result<Outcome>> {
+        let mut out: Vec<Option<Result<Outcome>>> = (0..docs.len()).map(|_| None).collect();
+        let mut start = 0;
+        while start < docs.len() {
+            let mut seen: HashSet<String> = HashSet::new();
+            let mut end = start;
+            while end < docs.len() {
+                let (id, fp, _) = &docs[end];
+                let keys = self.keys_of(*fp, id);
+                if keys.iter().any(|k| seen.contains(k)) {
+                    break;
+                }
+                seen.extend(keys);
+                end += 1;
+            }
+            let wave = docs[start..end]
+                .iter()
+                .map(|(id, fp, ts)| self.check_and_insert(id, *fp, *ts));
+            for (i, r) in futures_util::future::join_all(wave)
+                .await
+                .into_iter()
+                .enumerate()
+            {
+                out[start + i] = Some(r);
+            }
+            start = end;
+        }
+        out.into_iter()
+            .map(|o| o.expect("every slot decided"))
+            .collect()
     }
 
     fn outcome(&self, fp: u64, ts: i64, dup: Option<(Member, u32)>, stored: bool) -> Outcome {
