@@ -265,8 +265,8 @@ impl<D: Detector> Deduper<D> {
         let roots: Vec<u32> = (0..n as u32).map(|i| self.uf.find(i)).collect();
         let mut rep: Vec<u32> = vec![u32::MAX; n];
         if keep == Keep::Longest {
-            for i in 0..n {
-                let r = roots[i] as usize;
+            for (i, &root) in roots.iter().enumerate() {
+                let r = root as usize;
                 let cur = rep[r];
                 if cur == u32::MAX || self.lengths[i] > self.lengths[cur as usize] {
                     rep[r] = i as u32;

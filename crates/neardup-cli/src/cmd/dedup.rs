@@ -156,7 +156,7 @@ fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let pb = match total {
+    match total {
         Some(t) => ProgressBar::with_draw_target(Some(t), ProgressDrawTarget::stderr()).with_style(
             ProgressStyle::with_template(
                 "{bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} · {msg} · ETA {eta}",
@@ -167,8 +167,7 @@ fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
             ProgressStyle::with_template("{spinner} {bytes} {binary_bytes_per_sec} · {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         ),
-    };
-    pb
+    }
 }
 
 fn run_with<D: Detector>(det: D, args: &Args, keep: Keep) -> anyhow::Result<()> {
