@@ -554,3 +554,31 @@ fn auto_policy_boundary_pairs_are_found() {
         assert_eq!(d.find(&a).len(), 1, "{long:?}");
     }
 }
+
+#[test]
+fn options_have_serde_defaults() {
+    let p: PolicyOptions = serde_json::from_str("{}").unwrap();
+    assert_eq!(p, PolicyOptions::default());
+    assert_eq!(p.long, LongMethod::Minhash);
+    let p: PolicyOptions = serde_json::from_str(
+        r#"{"long": "either", "short": {"threshold": 0.9, "measure": "jaccard"}}"#,
+    )
+    .unwrap();
+    assert_eq!(p.short.threshold, 0.9);
+    assert_eq!(p.short.max_chars, 140);
+    assert!(serde_json::from_str::<PolicyOptions>(r#"{"shrot": {}}"#).is_err());
+    let m: MinHashDetectorOptions =
+        serde_json::from_str(r#"{"lsh": {"params": [16, 8]}, "confirm": "exact"}"#).unwrap();
+    assert_eq!(m.lsh.params, Some((16, 8)));
+    assert_eq!(m.minhash.num_perm, 128);
+    let i: IMatchOptions = serde_json::from_str(r#"{"min_terms": 3}"#).unwrap();
+    assert_eq!(i.sub_lexicons, 4);
+    let bad = MinHashDetectorOptions {
+        lsh: LshOptions {
+            params: Some((200, 1)),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    assert!(MinHashDetector::new(fp(), bad).is_err());
+}
