@@ -11,7 +11,10 @@ fn stderr(o: &std::process::Output) -> String {
 
 #[test]
 fn lines_from_stdin_one_fingerprint_per_line() {
-    let o = run(&["fingerprint"], Some(b"the cat sat on the mat\nthe cat sat on a mat\n"));
+    let o = run(
+        &["fingerprint"],
+        Some(b"the cat sat on the mat\nthe cat sat on a mat\n"),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "cb10034311d3346d\nc25422821196042f\n");
 }
@@ -19,12 +22,32 @@ fn lines_from_stdin_one_fingerprint_per_line() {
 #[test]
 fn jsonl_with_custom_fields_and_missing_ids() {
     let input = "{\"url\":\"a\",\"body\":\"the cat sat on the mat\"}\n\n{\"body\":\"你妈妈喊你回家吃饭哦，回家罗回家罗\"}\n";
-    let o = run(&["fingerprint", "--format", "jsonl", "--id-field", "url", "--text-field", "body"], Some(input.as_bytes()));
+    let o = run(
+        &[
+            "fingerprint",
+            "--format",
+            "jsonl",
+            "--id-field",
+            "url",
+            "--text-field",
+            "body",
+        ],
+        Some(input.as_bytes()),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    let out: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(out[0], serde_json::json!({"id": "a", "simhash": "cb10034311d3346d"}));
+    let out: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        out[0],
+        serde_json::json!({"id": "a", "simhash": "cb10034311d3346d"})
+    );
     // The second object is on line 2 (0-based) of the input.
-    assert_eq!(out[1], serde_json::json!({"id": 2, "simhash": "d57724fa8ff02f2c"}));
+    assert_eq!(
+        out[1],
+        serde_json::json!({"id": 2, "simhash": "d57724fa8ff02f2c"})
+    );
 }
 
 #[test]
@@ -39,9 +62,22 @@ fn whole_files_print_hex_and_name() {
 
 #[test]
 fn same_output_with_one_or_two_threads() {
-    let text: String = (0..300).map(|i| format!("{{\"id\":{i},\"text\":\"document number {i} about {} things\"}}\n", i % 7)).collect();
-    let a = run(&["fingerprint", "--format", "jsonl", "--threads", "1"], Some(text.as_bytes()));
-    let b = run(&["fingerprint", "--format", "jsonl", "--threads", "2"], Some(text.as_bytes()));
+    let text: String = (0..300)
+        .map(|i| {
+            format!(
+                "{{\"id\":{i},\"text\":\"document number {i} about {} things\"}}\n",
+                i % 7
+            )
+        })
+        .collect();
+    let a = run(
+        &["fingerprint", "--format", "jsonl", "--threads", "1"],
+        Some(text.as_bytes()),
+    );
+    let b = run(
+        &["fingerprint", "--format", "jsonl", "--threads", "2"],
+        Some(text.as_bytes()),
+    );
     assert!(a.status.success() && b.status.success());
     assert_eq!(stdout(&a), stdout(&b));
     assert_eq!(stdout(&a).lines().count(), 300);
@@ -49,11 +85,20 @@ fn same_output_with_one_or_two_threads() {
 
 #[test]
 fn regression_malformed_json_names_line_and_fix() {
-    let o = run(&["fingerprint", "--format", "jsonl"], Some(b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\":\n"));
+    let o = run(
+        &["fingerprint", "--format", "jsonl"],
+        Some(b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\":\n"),
+    );
     assert!(!o.status.success());
     let e = stderr(&o);
-    assert!(e.contains("<stdin>:2") && e.contains("malformed JSON") && e.contains("--skip-bad"), "{e}");
-    let o = run(&["fingerprint", "--format", "jsonl", "--skip-bad"], Some(b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\":\n"));
+    assert!(
+        e.contains("<stdin>:2") && e.contains("malformed JSON") && e.contains("--skip-bad"),
+        "{e}"
+    );
+    let o = run(
+        &["fingerprint", "--format", "jsonl", "--skip-bad"],
+        Some(b"{\"id\":1,\"text\":\"ok\"}\n{\"id\":2,\"text\":\n"),
+    );
     assert!(o.status.success());
     assert_eq!(stdout(&o).lines().count(), 1);
     assert!(stderr(&o).contains("1 bad input line"));
@@ -64,7 +109,10 @@ fn regression_invalid_utf8_names_line() {
     let o = run(&["fingerprint"], Some(b"fine line\nbad \xff\xfe line\n"));
     assert!(!o.status.success());
     let e = stderr(&o);
-    assert!(e.contains("<stdin>:2") && e.contains("invalid UTF-8") && e.contains("iconv"), "{e}");
+    assert!(
+        e.contains("<stdin>:2") && e.contains("invalid UTF-8") && e.contains("iconv"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -75,16 +123,29 @@ fn empty_documents_stop_or_print_dash() {
     let o = run(&["fingerprint", "--skip-empty"], Some(b"text\n\n"));
     assert!(o.status.success());
     assert_eq!(stdout(&o).lines().nth(1), Some("-"));
-    let o = run(&["fingerprint", "--format", "jsonl", "--skip-empty"], Some(b"{\"id\":\"e\",\"text\":\" \"}\n"));
+    let o = run(
+        &["fingerprint", "--format", "jsonl", "--skip-empty"],
+        Some(b"{\"id\":\"e\",\"text\":\" \"}\n"),
+    );
     assert_eq!(stdout(&o).trim(), "{\"id\":\"e\",\"simhash\":null}");
 }
 
 #[test]
 fn wrong_field_type_and_missing_field() {
-    let o = run(&["fingerprint", "--format", "jsonl"], Some(b"{\"id\":1,\"text\":5}\n"));
+    let o = run(
+        &["fingerprint", "--format", "jsonl"],
+        Some(b"{\"id\":1,\"text\":5}\n"),
+    );
     assert!(stderr(&o).contains("`text` is a number"), "{}", stderr(&o));
-    let o = run(&["fingerprint", "--format", "jsonl"], Some(b"{\"id\":1,\"body\":\"x\"}\n"));
-    assert!(stderr(&o).contains("--text-field") && stderr(&o).contains("body"), "{}", stderr(&o));
+    let o = run(
+        &["fingerprint", "--format", "jsonl"],
+        Some(b"{\"id\":1,\"body\":\"x\"}\n"),
+    );
+    assert!(
+        stderr(&o).contains("--text-field") && stderr(&o).contains("body"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -93,20 +154,52 @@ fn bad_options_are_explained() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("char_ngram"), "{}", stderr(&o));
     let o = run(&["fingerprint", "--method", "bogus"], Some(b"x\n"));
-    assert!(stderr(&o).contains("auto, jieba, chars or words"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("auto, jieba, chars or words"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(&["fingerprint", "/nonexistent/file.txt"], None);
-    assert!(stderr(&o).contains("/nonexistent/file.txt"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent/file.txt"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn compare_prints_distance_and_explains() {
-    let o = run(&["compare", "--text", "你妈妈喊你回家吃饭哦，回家罗回家罗", "你妈妈叫你回家吃饭啦，回家罗回家罗", "--explain"], None);
+    let o = run(
+        &[
+            "compare",
+            "--text",
+            "你妈妈喊你回家吃饭哦，回家罗回家罗",
+            "你妈妈叫你回家吃饭啦，回家罗回家罗",
+            "--explain",
+        ],
+        None,
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
-    assert!(s.contains("distance 0") && s.contains("near-duplicates"), "{s}");
+    assert!(
+        s.contains("distance 0") && s.contains("near-duplicates"),
+        "{s}"
+    );
     assert!(s.contains("\"回家\""), "{s}");
-    let o = run(&["compare", "--text", "the cat sat on the mat", "we all scream for ice cream"], None);
+    let o = run(
+        &[
+            "compare",
+            "--text",
+            "the cat sat on the mat",
+            "we all scream for ice cream",
+        ],
+        None,
+    );
     assert!(stdout(&o).contains("different"), "{}", stdout(&o));
     let o = run(&["compare", "missing-a.txt", "missing-b.txt"], None);
-    assert!(!o.status.success() && stderr(&o).contains("--text"), "{}", stderr(&o));
+    assert!(
+        !o.status.success() && stderr(&o).contains("--text"),
+        "{}",
+        stderr(&o)
+    );
 }

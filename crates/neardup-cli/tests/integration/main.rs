@@ -1,7 +1,7 @@
 //! One integration-test binary for the `neardup` CLI, with a module per topic.
-mod index;
-mod util;
-mod fingerprint;
 mod dedup;
 mod eval;
+mod fingerprint;
+mod index;
 mod serve;
+mod util;
