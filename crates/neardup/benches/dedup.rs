@@ -57,8 +57,12 @@ fn check(docs: &[String], fp: &Fingerprinter) {
     .unwrap();
     for i in 0..half {
         let (a, b) = (&c.outcomes[i], &c.outcomes[half + i]);
+        if a.empty {
+            assert!(b.empty, "copy {i} of an empty document is not empty");
+            continue; // empty documents are their own clusters
+        }
         assert_eq!(a.cluster, b.cluster, "copy {i} not in its twin's cluster");
-        assert!(b.empty || b.duplicate_of.is_some(), "copy {i} kept");
+        assert!(b.duplicate_of.is_some(), "copy {i} kept");
     }
 }
 
