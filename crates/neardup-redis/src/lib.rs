@@ -8,9 +8,10 @@
 //!   timestamps in milliseconds. The table number and the block value are both in the key, so
 //!   equal block values of different tables never collide; the fingerprint is stored exactly in
 //!   the member (never as a float score).
-//! - The document record: `{P:i:<id>}`, a sorted set holding the same member (the id's stored
-//!   document, with its fingerprint, timestamp and sequence number). It doubles as the "id
-//!   table" that makes a re-submitted id a duplicate of itself.
+//! - The document record: the same member, also in the id bucket `{P:i:<20-bit hash of id>}`
+//!   (a sorted set; the member carries the id, fingerprint and sequence number, the score the
+//!   timestamp). The bucket doubles as the "id table" that makes a re-submitted id a duplicate
+//!   of itself.
 //! - `{P:seq}` (sequence counter and, on a cluster, the per-attempt status keys
 //!   `{P:seq}:s:<nonce>`), `{P:stats}` (counters, live documents per time bucket) and
 //!   `{P:meta}` (the configuration that affects answers; connecting with another one fails).
@@ -92,6 +93,9 @@ use scripts::Scripts;
 pub const MAX_ID_BYTES: usize = 1024;
 /// Most hits a [`RedisBackend::query`] returns (nearest first), as the embedded engine.
 pub const MAX_HITS: usize = 100;
+/// Document records live in `2^20` id buckets (sorted sets keyed by a hash of the id), so
+/// large indexes keep them in Redis's compact listpack encoding.
+pub const ID_BUCKET_BITS: u32 = 20;
 
 /// Errors of the Redis backend. Each variant says what went wrong and how to fix it.
 #[derive(Debug, thiserror::Error)]
@@ -593,9 +597,10 @@ impl RedisBackend {
     /// The settings that change answers, as recorded under the prefix.
     pub fn descriptor(&self) -> String {
         format!(
-            "neardup-redis v1 distance={} layout={} retention_ms={} tag={}",
+            "neardup-redis v1 distance={} layout={} ids={} retention_ms={} tag={}",
             self.inner.opts.distance,
             self.inner.layout.name(),
+            ID_BUCKET_BITS,
             self.inner.retention_ms,
             self.inner.opts.config_tag
         )
@@ -644,8 +649,17 @@ impl RedisBackend {
         )
     }
 
+    /// The id bucket of `id`: FNV-1a (stable everywhere) of the id, [`ID_BUCKET_BITS`] bits.
     fn id_key(&self, id: &str) -> String {
-        format!("{{{}:i:{}}}", self.inner.opts.prefix, id)
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in id.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!(
+            "{{{}:i:{:05x}}}",
+            self.inner.opts.prefix,
+            h & ((1 << ID_BUCKET_BITS) - 1)
+        )
     }
 
     fn seq_key(&self) -> String {
@@ -855,7 +869,7 @@ impl RedisBackend {
         let keys = self.keys_of(fp, id);
         let sets = self.read_keys(&keys, expired_at).await?;
         let k = self.inner.opts.distance;
-        let pick = |sets: &[Vec<(Member, i64)>], any: bool| {
+        let pick = |sets: &[Vec<(Member, i64)>], same: bool| {
             sets.iter()
                 .flatten()
                 .filter(|(m, _)| m.committed)
@@ -865,11 +879,11 @@ impl RedisBackend {
                     seq: m.tag,
                     m: m.clone(),
                 })
-                .filter(|c| any || c.d <= k)
+                .filter(|c| if same { c.m.id == id } else { c.d <= k })
                 .min_by_key(Cand::key)
         };
         let n = keys.len();
-        Ok(pick(&sets[n - 1..], true).or_else(|| pick(&sets[..n - 1], false)))
+        Ok(pick(&sets[n - 1..], true).or_else(|| pick(&sets[..], false)))
     }
 
     async fn check_cluster(
@@ -1012,7 +1026,6 @@ impl RedisBackend {
         expired_at: i64,
         started: Instant,
     ) -> Result<Option<Cand>> {
-        let _ = id;
         let k = self.inner.opts.distance;
         let sets = self.read_keys(keys, expired_at).await?;
         let n = keys.len();
@@ -1020,8 +1033,8 @@ impl RedisBackend {
         let mut committed: Vec<(bool, Cand)> = Vec::new();
         let mut pending: HashMap<u64, (bool, Member, i64, u32)> = HashMap::new();
         for (i, set) in sets.into_iter().enumerate() {
-            let same_id = i == n - 1;
             for (m, ts) in set {
+                let same_id = i == n - 1 && m.id == id;
                 if !m.committed && m.tag == nonce {
                     continue;
                 }

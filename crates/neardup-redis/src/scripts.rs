@@ -54,7 +54,9 @@ end
 local r = redis.call('ZRANGEBYSCORE', KEYS[T + 1], lo, '+inf', 'WITHSCORES')
 for i = 1, #r, 2 do
   local m = r[i]
-  if string.byte(m, 1) == 67 then consider(m, tonumber(r[i + 1]), ham(m, qhi, qlo, 64)) end
+  if string.byte(m, 1) == 67 and string.sub(m, 18) == ARGV[4] then
+    consider(m, tonumber(r[i + 1]), ham(m, qhi, qlo, 64))
+  end
 end
 if not best_m then
   for t = 1, T do

@@ -260,6 +260,25 @@ async fn race(url: &str, prefix: &str) {
     assert_eq!(s.duplicates, groups * (per - 1));
 }
 
+/// Two ids in the same id bucket (FNV-1a, 20 bits), found by the birthday paradox.
+fn colliding_ids() -> (String, String) {
+    let bucket = |id: &str| {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in id.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h & ((1 << neardup_redis::ID_BUCKET_BITS) - 1)
+    };
+    let mut seen = HashMap::new();
+    for i in 0.. {
+        let id = format!("id{i}");
+        if let Some(other) = seen.insert(bucket(&id), id.clone()) {
+            return (other, id);
+        }
+    }
+    unreachable!()
+}
+
 async fn basics(url: &str) {
     let clock = Arc::new(ManualClock::new(T0));
     let b = connect(url, "basic", &clock).await;
@@ -314,6 +333,32 @@ async fn basics(url: &str) {
     assert!(!b.remove("c").await.unwrap());
     assert_eq!(b.query(fp).await.unwrap().len(), 0);
     assert!(b.health().await.is_ok());
+    // Two ids sharing an id bucket stay apart.
+    let (x, y) = colliding_ids();
+    let o = b.check_and_insert(&x, 0x1111, None).await.unwrap();
+    assert_eq!(o.decision, Decision::Unique);
+    let o = b.check_and_insert(&y, !0x1111, None).await.unwrap();
+    assert_eq!(o.decision, Decision::Unique);
+    let o = b.check_and_insert(&x, !0x1111, None).await.unwrap();
+    assert_eq!(
+        o.decision,
+        Decision::Duplicate {
+            of: x.clone(),
+            distance: 64
+        }
+    );
+    let o = b.check_and_insert(&y, 0x1111 ^ 1, None).await.unwrap();
+    assert_eq!(
+        o.decision,
+        Decision::Duplicate {
+            of: y.clone(),
+            distance: 63
+        }
+    );
+    assert_eq!(b.get(&y).await.unwrap().unwrap().fingerprint, !0x1111);
+    assert!(b.remove(&x).await.unwrap());
+    assert_eq!(b.get(&y).await.unwrap().unwrap().fingerprint, !0x1111);
+    assert!(b.get(&x).await.unwrap().is_none());
     // Other settings under the same prefix are refused.
     let other = RedisOptions {
         distance: 4,
