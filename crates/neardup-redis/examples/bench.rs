@@ -72,9 +72,8 @@ async fn run_redis(label: &str, url: &str, ports: &[u16], preload: u64, per: u64
         preload as f64 / load.as_secs_f64(),
         (after - before) as f64 / preload as f64
     );
-    let mut round = 0u64;
-    for instances in [1u64, 2, 4] {
-        round += 1;
+    for (round, instances) in [1u64, 2, 4].into_iter().enumerate() {
+        let round = round as u64 + 1;
         let mut tasks = Vec::new();
         let start = Instant::now();
         for inst in 0..instances {
