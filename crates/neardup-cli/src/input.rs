@@ -157,81 +157,77 @@ impl DocReader {
     }
 
     fn next_source(&mut self) -> Option<Item> {
-        loop {
-            let src = self.sources.next()?;
-            match src {
-                Source::Stdin => {
-                    let mut r: Box<dyn BufRead + Send> =
-                        Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()));
-                    let jsonl = match self.args.format {
-                        Format::Jsonl => true,
-                        Format::Auto => sniff_jsonl(&mut r),
-                        Format::Lines => false,
-                        Format::Text => {
-                            let mut buf = Vec::new();
-                            if let Err(e) = r.read_to_end(&mut buf) {
-                                return Some(Err(BadInput {
-                                    origin: "<stdin>".into(),
-                                    message: format!("read error: {e}"),
-                                }));
-                            }
-                            return Some(whole_doc(buf, "<stdin>".into(), Value::from("-")));
-                        }
-                    };
-                    self.current = Some(LineSource {
-                        name: "<stdin>".into(),
-                        reader: r,
-                        line: 0,
-                        jsonl,
-                    });
-                    return None;
-                }
-                Source::File(p) if self.is_whole_file(&p) => {
-                    let name = p.display().to_string();
-                    let id = Value::from(name.clone());
-                    return Some(match std::fs::read(&p) {
-                        Ok(buf) => whole_doc(buf, name, id),
-                        Err(e) => Err(BadInput {
-                            origin: name,
-                            message: format!("cannot read: {e}"),
-                        }),
-                    });
-                }
-                Source::DirFile(p, rel) if self.is_whole_file(&p) => {
-                    let name = p.display().to_string();
-                    let id = Value::from(rel);
-                    return Some(match std::fs::read(&p) {
-                        Ok(buf) => whole_doc(buf, name, id),
-                        Err(e) => Err(BadInput {
-                            origin: name,
-                            message: format!("cannot read: {e}"),
-                        }),
-                    });
-                }
-                Source::File(p) | Source::DirFile(p, _) => {
-                    let name = p.display().to_string();
-                    match File::open(&p) {
-                        Ok(f) => {
-                            let jsonl = match self.args.format {
-                                Format::Jsonl => true,
-                                Format::Lines => false,
-                                _ => is_jsonl_ext(&p),
-                            };
-                            self.current = Some(LineSource {
-                                name,
-                                reader: Box::new(BufReader::with_capacity(1 << 20, f)),
-                                line: 0,
-                                jsonl,
-                            });
-                            return None;
-                        }
-                        Err(e) => {
+        let src = self.sources.next()?;
+        match src {
+            Source::Stdin => {
+                let mut r: Box<dyn BufRead + Send> =
+                    Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()));
+                let jsonl = match self.args.format {
+                    Format::Jsonl => true,
+                    Format::Auto => sniff_jsonl(&mut r),
+                    Format::Lines => false,
+                    Format::Text => {
+                        let mut buf = Vec::new();
+                        if let Err(e) = r.read_to_end(&mut buf) {
                             return Some(Err(BadInput {
-                                origin: name,
-                                message: format!("cannot open: {e}"),
-                            }))
+                                origin: "<stdin>".into(),
+                                message: format!("read error: {e}"),
+                            }));
                         }
+                        return Some(whole_doc(buf, "<stdin>".into(), Value::from("-")));
                     }
+                };
+                self.current = Some(LineSource {
+                    name: "<stdin>".into(),
+                    reader: r,
+                    line: 0,
+                    jsonl,
+                });
+                None
+            }
+            Source::File(p) if self.is_whole_file(&p) => {
+                let name = p.display().to_string();
+                let id = Value::from(name.clone());
+                Some(match std::fs::read(&p) {
+                    Ok(buf) => whole_doc(buf, name, id),
+                    Err(e) => Err(BadInput {
+                        origin: name,
+                        message: format!("cannot read: {e}"),
+                    }),
+                })
+            }
+            Source::DirFile(p, rel) if self.is_whole_file(&p) => {
+                let name = p.display().to_string();
+                let id = Value::from(rel);
+                Some(match std::fs::read(&p) {
+                    Ok(buf) => whole_doc(buf, name, id),
+                    Err(e) => Err(BadInput {
+                        origin: name,
+                        message: format!("cannot read: {e}"),
+                    }),
+                })
+            }
+            Source::File(p) | Source::DirFile(p, _) => {
+                let name = p.display().to_string();
+                match File::open(&p) {
+                    Ok(f) => {
+                        let jsonl = match self.args.format {
+                            Format::Jsonl => true,
+                            Format::Lines => false,
+                            _ => is_jsonl_ext(&p),
+                        };
+                        self.current = Some(LineSource {
+                            name,
+                            reader: Box::new(BufReader::with_capacity(1 << 20, f)),
+                            line: 0,
+                            jsonl,
+                        });
+                        None
+                    }
+                    Err(e) => Some(Err(BadInput {
+                        origin: name,
+                        message: format!("cannot open: {e}"),
+                    })),
                 }
             }
         }
