@@ -137,7 +137,9 @@ fn main() {
                 if let Some(t) = &token {
                     client = client.with_token(t);
                 }
-                let mut rng = 0x1234_5678 ^ (c as u64) << 32;
+                let mut rng = prefix.bytes().fold(0x1234_5678u64, |h, b| {
+                    h.rotate_left(8) ^ u64::from(b) ^ splitmix(&mut (h + 1))
+                }) ^ (c as u64) << 32;
                 let mut recent: Vec<u64> = Vec::new();
                 let mut lat = Vec::with_capacity(per_client);
                 let (mut unique, mut dup, mut errors) = (0u64, 0u64, 0u64);
