@@ -13,6 +13,11 @@ use std::time::Instant;
 use anyhow::Context;
 use neardup::dedup::{Clustering, Deduper, Keep, Outcome};
 use neardup::detect::{Detector, SimhashDetector};
+use neardup::exact::ExactDetector;
+use neardup::imatch::{IMatchDetector, IMatchOptions};
+use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
+use neardup::policy::{AutoDetector, PolicyOptions};
+use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
 use serde_json::Value;
 
 use super::common::{set_threads, FeatureArgs};
@@ -52,17 +57,23 @@ pub struct Args {
     pub input: InputArgs,
     #[command(flatten)]
     pub features: FeatureArgs,
-    /// Near-duplicate detector: simhash.
+    /// Near-duplicate detector: auto (exact digest, then short texts by MinHash candidates
+    /// confirmed by edit distance, long texts by MinHash LSH — the measured best, see README),
+    /// simhash, minhash, imatch, exact, short.
     #[arg(
         long = "method",
         id = "detector",
         value_name = "DETECTOR",
-        default_value = "simhash"
+        default_value = "auto",
+        value_parser = ["auto", "simhash", "minhash", "imatch", "exact", "short"]
     )]
     pub detector: String,
-    /// Near-duplicates are within this Hamming distance (inclusive).
+    /// simhash: near-duplicates are within this Hamming distance (inclusive).
     #[arg(long, short = 'k', default_value_t = 3)]
     pub distance: u32,
+    /// minhash (and auto's long path): Jaccard threshold of near-duplicates, in (0, 1).
+    #[arg(long, default_value_t = 0.5)]
+    pub threshold: f64,
     /// Which document of a cluster is kept: first or longest.
     #[arg(long, default_value = "first", value_parser = ["first", "longest"])]
     pub keep: String,
@@ -107,7 +118,47 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let det = SimhashDetector::new(fp, args.distance)?;
             run_with(det, &args, keep)
         }
-        other => anyhow::bail!("unknown --method `{other}`; available: simhash"),
+        "minhash" => {
+            let fp = args.features.fingerprinter()?;
+            let mut opts = MinHashDetectorOptions::default();
+            opts.lsh.threshold = args.threshold;
+            run_with(MinHashDetector::new(fp, opts)?, &args, keep)
+        }
+        "imatch" => {
+            let fp = args.features.fingerprinter()?;
+            fp.warm_up();
+            run_with(
+                IMatchDetector::new(&fp, IMatchOptions::default())?,
+                &args,
+                keep,
+            )
+        }
+        "exact" => run_with(
+            ExactDetector::new(args.features.fingerprinter()?),
+            &args,
+            keep,
+        ),
+        "short" => {
+            let fp = args.features.fingerprinter()?;
+            run_with(
+                ShortTextDetector::new(fp, ShortTextOptions::default())?,
+                &args,
+                keep,
+            )
+        }
+        "auto" => {
+            let fp = args.features.fingerprinter()?;
+            fp.warm_up();
+            let mut opts = PolicyOptions {
+                simhash_k: args.distance,
+                ..PolicyOptions::default()
+            };
+            opts.minhash.lsh.threshold = args.threshold;
+            run_with(AutoDetector::new(fp, opts)?, &args, keep)
+        }
+        other => anyhow::bail!(
+            "unknown --method `{other}`; use auto, simhash, minhash, imatch, exact or short"
+        ),
     }
 }
 

@@ -45,7 +45,16 @@ fn pairs(v: &[Value]) -> Vec<(String, Value)> {
 
 #[test]
 fn jsonl_known_duplicates_and_hard_negatives() {
-    let out = ok(&["dedup", "-q", &fixture("mixed.jsonl")], None);
+    let out = ok(
+        &[
+            "dedup",
+            "-q",
+            "--method",
+            "simhash",
+            &fixture("mixed.jsonl"),
+        ],
+        None,
+    );
     let ids: Vec<&str> = out.iter().map(|l| l["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
@@ -96,8 +105,35 @@ fn jsonl_known_duplicates_and_hard_negatives() {
 }
 
 #[test]
+fn default_auto_method_finds_the_same_groups() {
+    let out = ok(&["dedup", "-q", &fixture("mixed.jsonl")], None);
+    for l in &out {
+        let id = l["id"].as_str().unwrap();
+        let want = match id {
+            "zh-1-copy" => Value::from("zh-1"),
+            "en-1-copy" => Value::from("en-1"),
+            _ => Value::Null,
+        };
+        assert_eq!(l["duplicate_of"], want, "{id}");
+        if !want.is_null() {
+            // Set methods report a similarity instead of a Hamming distance.
+            assert!(l["similarity"].as_f64().unwrap() >= 0.5, "{l}");
+        }
+    }
+}
+
+#[test]
 fn raw_output_field_order() {
-    let o = run(&["dedup", "-q", &fixture("mixed.jsonl")], None);
+    let o = run(
+        &[
+            "dedup",
+            "-q",
+            "--method",
+            "simhash",
+            &fixture("mixed.jsonl"),
+        ],
+        None,
+    );
     let s = String::from_utf8(o.stdout).unwrap();
     assert_eq!(
         s.lines().nth(3).unwrap(),
