@@ -185,5 +185,8 @@ fn acknowledged_documents_survive_sigkill() {
     }
     let stats = engine.stats();
     assert!(stats.documents >= unique.len() as u64);
-    assert!(stats.snapshot_lsn > 0, "the rounds wrote snapshots: {stats:?}");
+    assert!(
+        stats.snapshot_lsn > 0,
+        "the rounds wrote snapshots: {stats:?}"
+    );
 }
