@@ -29,10 +29,10 @@ fn start(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut line = String::new();
     loop {
         line.clear();
-        assert!(
-            err.read_line(&mut line).unwrap() > 0,
-            "server exited before listening"
-        );
+        if err.read_line(&mut line).unwrap() == 0 {
+            let status = child.wait().unwrap();
+            panic!("server exited ({status}) before listening");
+        }
         if let Some(rest) = line.split("listening on http://").nth(1) {
             let addr = rest.split_whitespace().next().unwrap().to_string();
             std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
