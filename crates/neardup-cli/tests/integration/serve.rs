@@ -13,6 +13,8 @@ struct Server {
     addr: String,
 }
 
+// The child is handed to the caller inside `Server` and reaped by `stop`.
+#[allow(clippy::zombie_processes)]
 fn start(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut cmd = Command::new(bin());
     cmd.arg("serve")
