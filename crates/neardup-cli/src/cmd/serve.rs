@@ -3,8 +3,9 @@
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
 //! `distance`, `segments`, `max_docs`, `sync`, `sync_interval`, `token`, `body_limit`,
-//! `max_batch`, `snapshot_interval`), then defaults. Fingerprint options are flags only and
-//! are recorded in the data directory (reopening with other ones is refused).
+//! `max_batch`, `snapshot_interval`, `backend`, `redis_prefix`), then defaults. Fingerprint
+//! options are flags only and are recorded in the data directory or the Redis index
+//! (reopening with other ones is refused).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,7 +14,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use neardup::engine::{Engine, EngineConfig, SyncMode, SystemClock};
-use neardup_server::{serve, shutdown_signal, EngineBackend, ServerConfig};
+use neardup_redis::server::RedisHttpBackend;
+use neardup_redis::RedisOptions;
+use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerConfig};
 
 use super::common::FeatureArgs;
 
@@ -57,6 +60,13 @@ pub struct Args {
     /// Snapshot at least this often when there were writes [default: 10m].
     #[arg(long, env = "NEARDUP_SNAPSHOT_INTERVAL", value_parser = parse_duration)]
     pub snapshot_interval: Option<Duration>,
+    /// Where the index lives: `embedded` (the data directory, default), or a Redis shared by
+    /// many instances: `redis://host:port[/db]` or `redis+cluster://host:port[,host:port...]`.
+    #[arg(long, env = "NEARDUP_BACKEND", value_name = "URL")]
+    pub backend: Option<String>,
+    /// Key prefix of the index in Redis (one Redis can hold several indexes) [default: neardup].
+    #[arg(long, env = "NEARDUP_REDIS_PREFIX", value_name = "PREFIX")]
+    pub redis_prefix: Option<String>,
     /// TOML file with any of the settings above.
     #[arg(long, env = "NEARDUP_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -105,6 +115,8 @@ struct FileConfig {
     body_limit: Option<usize>,
     max_batch: Option<usize>,
     snapshot_interval: Option<String>,
+    backend: Option<String>,
+    redis_prefix: Option<String>,
 }
 
 fn file_duration(v: Option<String>, key: &str) -> anyhow::Result<Option<Duration>> {
@@ -178,29 +190,64 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let fingerprinter = args.features.fingerprinter()?;
-    std::fs::create_dir_all(&data_dir)
-        .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
-    let engine = Engine::open(&data_dir, fingerprinter, cfg, Arc::new(SystemClock))
-        .with_context(|| format!("cannot open data directory {}", data_dir.display()))?;
-    let stats = engine.stats();
-    let backend = Arc::new(EngineBackend::new(Arc::new(engine)));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let backend_url = args.backend.or(file.backend);
+    let embedded = matches!(backend_url.as_deref(), None | Some("embedded"));
+    let (backend, origin): (Arc<dyn Backend>, String) = match backend_url.as_deref() {
+        None | Some("embedded") => {
+            std::fs::create_dir_all(&data_dir)
+                .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
+            let engine = Engine::open(&data_dir, fingerprinter, cfg, Arc::new(SystemClock))
+                .with_context(|| format!("cannot open data directory {}", data_dir.display()))?;
+            let stats = engine.stats();
+            let origin = format!(
+                "data dir {}, {} documents recovered in {} ms",
+                data_dir.display(),
+                stats.recovered_documents,
+                stats.recovery_ms
+            );
+            (Arc::new(EngineBackend::new(Arc::new(engine))), origin)
+        }
+        Some(url) => {
+            if cfg.max_docs.is_some() {
+                bail!("--max-docs is not supported with a Redis backend; bound the index by --retention");
+            }
+            let opts = RedisOptions {
+                prefix: args
+                    .redis_prefix
+                    .or(file.redis_prefix)
+                    .unwrap_or_else(|| "neardup".into()),
+                distance: cfg.distance,
+                retention: cfg.retention,
+                ..RedisOptions::default()
+            };
+            let origin = format!("Redis {url}, key prefix {}", opts.prefix);
+            let b = rt
+                .block_on(RedisHttpBackend::connect(
+                    url,
+                    opts,
+                    fingerprinter,
+                    Arc::new(neardup_redis::SystemClock),
+                ))
+                .with_context(|| format!("cannot use the Redis backend {url}"))?;
+            (Arc::new(b), origin)
+        }
+    };
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
-        eprintln!(
-            "neardup serve: listening on http://{local} (data dir {}, {} documents recovered in {} ms)",
-            data_dir.display(),
-            stats.recovered_documents,
-            stats.recovery_ms
-        );
+        eprintln!("neardup serve: listening on http://{local} ({origin})");
         serve(listener, backend, server_cfg, shutdown_signal()).await?;
-        eprintln!("neardup serve: shut down cleanly (log synced, snapshot written)");
+        if embedded {
+            eprintln!("neardup serve: shut down cleanly (log synced, snapshot written)");
+        } else {
+            eprintln!("neardup serve: shut down cleanly");
+        }
         Ok(())
     })
 }
