@@ -6,6 +6,9 @@
 //! `cargo run --release -p neardup-redis --example bench -- [preload] [checks-per-instance]`
 //! (defaults 200000 and 20000). Every answer is verified: copies of stored fingerprints must be
 //! duplicates of them, fresh random fingerprints unique.
+//!
+//! Environment: `BENCH_ONLY=single|cluster|embedded` runs one part;
+//! `BENCH_ZSET_LISTPACK=N` starts Redis with `zset-max-listpack-entries N` (memory at scale).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -202,8 +205,15 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    {
-        let server = common::RedisServer::start(false);
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let want = |part: &str| only.is_empty() || only == part;
+    let listpack = std::env::var("BENCH_ZSET_LISTPACK").ok();
+    let extra: Vec<&str> = match &listpack {
+        Some(n) => vec!["--zset-max-listpack-entries", n.as_str()],
+        None => Vec::new(),
+    };
+    if want("single") {
+        let server = common::RedisServer::start_with(false, &extra);
         rt.block_on(run_redis(
             "redis single",
             &server.url(),
@@ -211,8 +221,16 @@ fn main() {
             preload,
             per,
         ));
+        // Server-side cost of the check script (independent of client scheduling noise).
+        if let Some(l) = server
+            .cli(&["info", "commandstats"])
+            .lines()
+            .find(|l| l.starts_with("cmdstat_evalsha:"))
+        {
+            println!("redis single: {l}");
+        }
     }
-    {
+    if want("cluster") {
         let cluster = common::RedisCluster::start();
         let ports: Vec<u16> = cluster.nodes.iter().map(|n| n.port).collect();
         rt.block_on(run_redis(
@@ -223,6 +241,8 @@ fn main() {
             per,
         ));
     }
-    run_embedded("embedded (sync always)", SyncMode::Always, preload, per);
-    run_embedded("embedded (sync none)", SyncMode::None, preload, per);
+    if want("embedded") {
+        run_embedded("embedded (sync always)", SyncMode::Always, preload, per);
+        run_embedded("embedded (sync none)", SyncMode::None, preload, per);
+    }
 }
