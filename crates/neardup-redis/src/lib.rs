@@ -231,8 +231,9 @@ pub struct RedisOptions {
     /// Extra TTL beyond the window before Redis drops a key nobody writes to (default 10 min);
     /// covers clock skew between instances.
     pub expire_grace: Duration,
-    /// Cluster only: the longest a check may take between taking its sequence number and
-    /// deciding (default 10 s). A client that stalls longer is withdrawn.
+    /// Cluster only: how long an attempt may stall between taking its sequence number and
+    /// deciding before others ignore it (default 10 s). A live attempt waiting for an earlier
+    /// one extends its own lease, up to twice this in all.
     pub lease: Duration,
     /// Timeout for connecting and for each Redis response (default 2 s).
     pub timeout: Duration,
@@ -1063,12 +1064,35 @@ impl RedisBackend {
         // Resolve provisional members: their status says seq and state.
         let mut unresolved: Vec<u64> = pending.keys().copied().collect();
         let mut delay = Duration::from_micros(200);
-        let limit = self.inner.opts.lease / 2;
+        // Waiting for an earlier attempt: keep our own lease alive (we are not the stalled
+        // one), up to twice the lease in all; a stalled attempt lapses within one lease.
+        let lease = self.inner.opts.lease;
+        let limit = lease * 2;
+        let mut extended = started;
+        let own_status = self.status_key(nonce);
+        let own_value = format!("{seq}:P");
         while !unresolved.is_empty() {
             if started.elapsed() > limit {
                 return Err(Error::Conflict {
                     reason: "waited too long for an earlier concurrent check".into(),
                 });
+            }
+            if extended.elapsed() > lease / 4 {
+                let ok: i64 = self
+                    .inner
+                    .scripts
+                    .extend
+                    .key(&own_status)
+                    .arg(&own_value)
+                    .arg(lease.as_millis() as u64)
+                    .invoke_async(&mut self.conn())
+                    .await?;
+                if ok != 1 {
+                    return Err(Error::Conflict {
+                        reason: "this check's lease lapsed while waiting".into(),
+                    });
+                }
+                extended = Instant::now();
             }
             let status_keys: Vec<String> = unresolved.iter().map(|&n| self.status_key(n)).collect();
             let vals: Vec<Option<String>> = redis::cmd("MGET")

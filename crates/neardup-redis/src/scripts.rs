@@ -118,6 +118,16 @@ redis.call('SET', KEYS[1], nv, 'PX', ARGV[2])
 return nv
 "#;
 
+/// Cluster: a live attempt that is waiting extends its own lease (only while still pending
+/// with its own sequence number). KEYS: status key. ARGV: expected value, lease ms.
+const EXTEND: &str = r#"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"#;
+
 /// Cluster commit of one key: replace the provisional member by the committed one (same
 /// score); idempotent, so anyone may help. KEYS: key. ARGV: P member, C member, ts.
 const COMMIT: &str = r#"
@@ -135,6 +145,7 @@ pub(crate) struct Scripts {
     pub add: Script,
     pub seq: Script,
     pub finish: Script,
+    pub extend: Script,
     pub commit: Script,
 }
 
@@ -145,6 +156,7 @@ impl Scripts {
             add: Script::new(ADD),
             seq: Script::new(SEQ),
             finish: Script::new(FINISH),
+            extend: Script::new(EXTEND),
             commit: Script::new(COMMIT),
         }
     }

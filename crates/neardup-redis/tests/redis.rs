@@ -260,15 +260,17 @@ async fn race(url: &str, prefix: &str) {
     assert_eq!(s.duplicates, groups * (per - 1));
 }
 
-/// Two ids in the same id bucket (FNV-1a, 20 bits), found by the birthday paradox.
+/// The documented id bucket: FNV-1a of the id, 20 bits.
+fn bucket(id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h & ((1 << neardup_redis::ID_BUCKET_BITS) - 1)
+}
+
+/// Two ids in the same id bucket, found by the birthday paradox.
 fn colliding_ids() -> (String, String) {
-    let bucket = |id: &str| {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in id.bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        h & ((1 << neardup_redis::ID_BUCKET_BITS) - 1)
-    };
     let mut seen = HashMap::new();
     for i in 0.. {
         let id = format!("id{i}");
@@ -379,6 +381,98 @@ fn single_redis() {
     model_test(&url, 24);
 }
 
+/// Writes, by hand, a cluster check attempt that crashed: provisional members under the
+/// documented keys and a status `seq:<state>` with a short lease.
+async fn ghost_attempt(
+    c: &mut redis::cluster_async::ClusterConnection,
+    b: &RedisBackend,
+    prefix: &str,
+    id: &str,
+    fp: u64,
+    state: &str,
+) {
+    let l = b.layout();
+    let mut keys: Vec<String> = (0..l.tables())
+        .map(|t| {
+            let w = l.key_bits(t).div_ceil(4) as usize;
+            format!("{{{prefix}:t{t}:{:0w$x}}}", l.key_value(t, fp))
+        })
+        .collect();
+    keys.push(format!("{{{prefix}:i:{:05x}}}", bucket(id)));
+    let nonce = fp ^ 0x5eed;
+    let mut member = vec![b'P'];
+    member.extend_from_slice(&fp.to_be_bytes());
+    member.extend_from_slice(&nonce.to_be_bytes());
+    member.extend_from_slice(id.as_bytes());
+    for k in &keys {
+        let _: i64 = redis::cmd("ZADD")
+            .arg(k)
+            .arg(T0)
+            .arg(&member)
+            .query_async(c)
+            .await
+            .unwrap();
+    }
+    let seq: u64 = redis::cmd("INCR")
+        .arg(format!("{{{prefix}:seq}}"))
+        .query_async(c)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg(format!("{{{prefix}:seq}}:s:{nonce:016x}"))
+        .arg(format!("{seq}:{state}"))
+        .arg("PX")
+        .arg(400)
+        .query_async(c)
+        .await
+        .unwrap();
+}
+
+/// Cluster liveness and helping: an attempt that crashed while pending is waited for until its
+/// lease lapses, then ignored; one that crashed after deciding "unique" but before committing
+/// is committed by the next near-duplicate, which answers "duplicate" of it.
+async fn crashed_attempts(url: &str) {
+    let clock = Arc::new(ManualClock::new(T0));
+    let o = RedisOptions {
+        prefix: "crash".into(),
+        lease: Duration::from_millis(400),
+        ..RedisOptions::default()
+    };
+    let b = RedisBackend::connect_with_clock(url, o, clock.clone())
+        .await
+        .unwrap();
+    let nodes: Vec<String> = url
+        .trim_start_matches("redis+cluster://")
+        .split(',')
+        .map(|n| format!("redis://{n}"))
+        .collect();
+    let mut c = redis::cluster::ClusterClient::new(nodes)
+        .unwrap()
+        .get_async_connection()
+        .await
+        .unwrap();
+    let fp = 0x7777_0000_1234_5678u64;
+    ghost_attempt(&mut c, &b, "crash", "ghost", fp, "P").await;
+    let o = b.check_and_insert("x", fp ^ 1, None).await.unwrap();
+    assert_eq!(o.decision, Decision::Unique);
+    assert!(b.get("ghost").await.unwrap().is_none());
+    assert_eq!(b.get("x").await.unwrap().unwrap().fingerprint, fp ^ 1);
+
+    let fp2 = 0x1234_5678_9abc_def0u64;
+    ghost_attempt(&mut c, &b, "crash", "decided", fp2, "U").await;
+    let o = b.check_and_insert("y", fp2 ^ 2, None).await.unwrap();
+    assert_eq!(
+        o.decision,
+        Decision::Duplicate {
+            of: "decided".into(),
+            distance: 1
+        }
+    );
+    // Helped: the decided document is now committed and visible everywhere.
+    assert_eq!(b.get("decided").await.unwrap().unwrap().fingerprint, fp2);
+    assert_eq!(b.query(fp2).await.unwrap()[0].id, "decided");
+}
+
 #[test]
 fn cluster() {
     let cluster = RedisCluster::start();
@@ -386,6 +480,7 @@ fn cluster() {
     rt().block_on(basics(&url));
     rt().block_on(race(&url, "race"));
     rt().block_on(race(&url, "race2"));
+    rt().block_on(crashed_attempts(&url));
     model_test(&url, 12);
 }
 
