@@ -211,6 +211,24 @@ impl HammingIndex {
         Ok(ControlFlow::Continue(()))
     }
 
+    /// Issues the memory prefetches of a search for `q` within `k` without searching, in two
+    /// stages: `stage` 0 fetches the directory entries (and insert-delta bucket headers) of every
+    /// table the search will probe, `stage` 1 reads them and fetches the first entries of each
+    /// probed slot. A caller searching several indexes (e.g. time partitions) calls stage 0 on
+    /// all of them, then stage 1 on all, then searches: their cache misses then overlap instead
+    /// of adding up. Purely a hint: results never depend on it; any other `stage` does nothing.
+    #[inline]
+    pub fn prefetch(&self, q: u64, k: u32, stage: u8) {
+        if k > self.layout.max_distance() {
+            return;
+        }
+        match stage {
+            0 => self.prefetch_dirs(q, k),
+            1 => self.prefetch_data(q, k),
+            _ => {}
+        }
+    }
+
     /// First prefetch stage of a query: the directory entries of every table it will probe.
     #[inline]
     fn prefetch_dirs(&self, q: u64, k: u32) {

@@ -294,24 +294,37 @@ impl Table {
 
     /// Prefetches the directory entry of the permuted query `qp` (first of three stages; see
     /// `HammingIndex::search_with`).
+    /// Also prefetches the delta bucket's header (its pointer and length) when the query reads
+    /// exactly one bucket.
     #[inline(always)]
     pub fn prefetch_dir(&self, qp: u64) {
-        if self.d <= self.key_bits {
+        if self.d <= self.key_bits && !self.top.is_empty() {
             prefetch(
                 self.dir
                     .as_ptr()
                     .wrapping_add((qp >> (64 - self.d)) as usize),
             );
         }
+        if self.key_bits >= DELTA_BITS && !self.delta.is_empty() {
+            prefetch(
+                self.delta
+                    .as_ptr()
+                    .wrapping_add((qp >> (64 - DELTA_BITS)) as usize),
+            );
+        }
     }
 
-    /// Prefetches the first residuals of the query's slot (second stage).
+    /// Prefetches the first residuals of the query's slot and the first entries of its delta
+    /// bucket (second stage; reads what the first stage fetched).
     #[inline(always)]
     pub fn prefetch_data(&self, qp: u64) {
         if self.d <= self.key_bits && !self.top.is_empty() {
             let a = self.dir[(qp >> (64 - self.d)) as usize] as usize;
             prefetch(self.top.as_ptr().wrapping_add(a));
             prefetch(self.bot.as_ptr().wrapping_add(a));
+        }
+        if self.key_bits >= DELTA_BITS && !self.delta.is_empty() {
+            prefetch(self.delta[(qp >> (64 - DELTA_BITS)) as usize].as_ptr());
         }
     }
 

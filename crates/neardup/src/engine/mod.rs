@@ -698,28 +698,35 @@ impl Shared {
         mut f: impl FnMut(u32, &Slot, u32),
     ) {
         let k = self.cfg.distance;
-        for (&sid, seg) in &inner.segments {
-            if self.segment_dead(sid, h) {
-                continue;
-            }
-            for run in seg
-                .runs
+        let live_runs = || {
+            inner
+                .segments
                 .iter()
-                .map(|r| &**r)
-                .chain(std::iter::once(&seg.head))
-            {
-                if run.is_empty() {
-                    continue;
-                }
-                // The distance was validated against the layouts at open.
-                let _ = run.search_with(fp, k, |m| {
-                    let s = inner.slab.get(m.handle);
-                    if s.state == LIVE && s.fp == m.fingerprint && h.live(s.ts) {
-                        f(m.handle, s, u32::from(m.distance));
-                    }
-                    std::ops::ControlFlow::Continue(())
-                });
+                .filter(move |(&sid, _)| !self.segment_dead(sid, h))
+                .flat_map(|(_, seg)| {
+                    seg.runs
+                        .iter()
+                        .map(|r| &**r)
+                        .chain(std::iter::once(&seg.head))
+                })
+                .filter(|run| !run.is_empty())
+        };
+        // Issue the cache misses of every run before scanning any (they overlap: one query
+        // probes every run of every live segment).
+        for stage in 0..2 {
+            for run in live_runs() {
+                run.prefetch(fp, k, stage);
             }
+        }
+        for run in live_runs() {
+            // The distance was validated against the layouts at open.
+            let _ = run.search_with(fp, k, |m| {
+                let s = inner.slab.get(m.handle);
+                if s.state == LIVE && s.fp == m.fingerprint && h.live(s.ts) {
+                    f(m.handle, s, u32::from(m.distance));
+                }
+                std::ops::ControlFlow::Continue(())
+            });
         }
     }
 
@@ -1551,7 +1558,9 @@ fn expire(sh: &Shared) {
 
 /// Merge policy: a segment whose time has passed is merged into one run (its head frozen
 /// first); the current segment merges all runs when the small ones add up to a quarter of the
-/// largest (write amplification ~5), or its small runs among themselves beyond four.
+/// largest (write amplification ~5), otherwise its small runs among themselves, so that it
+/// keeps at most two built runs plus its head. A frozen head (all insert delta) is always
+/// rebuilt at the next round. Builds run outside the locks; the result is swapped in.
 fn merge_runs(sh: &Shared) -> Result<()> {
     let current = sh.segment_of(sh.now());
     let plans: Vec<(i64, Vec<Arc<HammingIndex>>)> = {
@@ -1563,14 +1572,18 @@ fn merge_runs(sh: &Shared) -> Result<()> {
                     std::mem::replace(&mut seg.head, HammingIndex::new(sh.head_layout.clone()));
                 seg.runs.push(Arc::new(full));
             }
-            if seg.runs.len() < 2 {
+            // A frozen head is all insert delta (slower to search than built tables): it is
+            // always rebuilt, alone or merged.
+            let unbuilt = seg.runs.iter().any(|r| r.pending_inserts() > 0);
+            if seg.runs.len() < 2 && !unbuilt {
                 continue;
             }
             let main = seg.runs[0].len();
             let rest: usize = seg.runs[1..].iter().map(|r| r.len()).sum();
-            if sid < current || rest * 4 >= main {
+            if sid < current || rest * 4 >= main || seg.runs.len() == 1 {
                 plans.push((sid, seg.runs.clone()));
-            } else if seg.runs.len() > 4 {
+            } else if seg.runs.len() > 2 || unbuilt {
+                // Small runs merge among themselves: at most the main run plus one.
                 plans.push((sid, seg.runs[1..].to_vec()));
             }
         }
