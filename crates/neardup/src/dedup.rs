@@ -182,7 +182,9 @@ impl<D: Detector> Deduper<D> {
     /// Sketches texts in parallel (pure; may run while another batch is being read).
     pub fn sketch_batch<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Vec<crate::Result<D::Sketch>> {
         let det = &self.detector;
-        texts.par_iter().map(|t| det.sketch(t.as_ref())).collect()
+        let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+        det.observe_batch(&refs);
+        refs.par_iter().map(|t| det.sketch(t)).collect()
     }
 
     /// Decides a batch in order: `sketches[i]` belongs to a document of `lengths[i]` characters.

@@ -39,6 +39,11 @@ pub trait Detector: Send + Sync {
     /// A short name for reports (`simhash`, `minhash`, …).
     fn name(&self) -> String;
 
+    /// Learns corpus statistics from a batch before it is sketched (e.g. lines repeated across
+    /// documents, see [`crate::boilerplate`]). Called serially, in input order, once per batch;
+    /// the default does nothing.
+    fn observe_batch(&self, _texts: &[&str]) {}
+
     /// Computes a document's sketch. Pure: safe to run in parallel.
     fn sketch(&self, text: &str) -> Result<Self::Sketch>;
 

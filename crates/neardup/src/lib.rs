@@ -17,6 +17,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod boilerplate;
 pub mod dedup;
 pub mod detect;
 pub mod engine;

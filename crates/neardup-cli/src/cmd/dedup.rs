@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
+use neardup::boilerplate::{TemplateAware, TemplateOptions};
 use neardup::dedup::{Clustering, Deduper, Keep, Outcome};
 use neardup::detect::{Detector, SimhashDetector};
 use neardup::exact::ExactDetector;
@@ -18,6 +19,7 @@ use neardup::imatch::{IMatchDetector, IMatchOptions};
 use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
+use neardup::Fingerprinter;
 use serde_json::Value;
 
 use super::common::{set_threads, FeatureArgs};
@@ -68,6 +70,10 @@ pub struct Args {
         value_parser = ["auto", "simhash", "minhash", "imatch", "exact", "short"]
     )]
     pub detector: String,
+    /// Do not veto matches that rest only on lines repeated across many documents (a shared
+    /// page template inside the text); see README "Quality".
+    #[arg(long)]
+    pub no_template: bool,
     /// simhash: near-duplicates are within this Hamming distance (inclusive).
     #[arg(long, short = 'k', default_value_t = 3)]
     pub distance: u32,
@@ -123,7 +129,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let fp = args.features.fingerprinter()?;
             let mut opts = MinHashDetectorOptions::default();
             opts.lsh.threshold = args.threshold;
-            run_with(MinHashDetector::new(fp, opts)?, &args, keep)
+            let det = MinHashDetector::new(fp.clone(), opts)?;
+            run_template(det, fp, &args, keep)
         }
         "imatch" => {
             let fp = args.features.fingerprinter()?;
@@ -155,11 +162,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ..PolicyOptions::default()
             };
             opts.minhash.lsh.threshold = args.threshold;
-            run_with(AutoDetector::new(fp, opts)?, &args, keep)
+            let det = AutoDetector::new(fp.clone(), opts)?;
+            run_template(det, fp, &args, keep)
         }
         other => anyhow::bail!(
             "unknown --method `{other}`; use auto, simhash, minhash, imatch, exact or short"
         ),
+    }
+}
+
+/// Runs `det`, wrapped in the template veto unless `--no-template`.
+fn run_template<D: Detector>(
+    det: D,
+    fp: Fingerprinter,
+    args: &Args,
+    keep: Keep,
+) -> anyhow::Result<()> {
+    if args.no_template {
+        run_with(det, args, keep)
+    } else {
+        run_with(
+            TemplateAware::new(det, fp, TemplateOptions::default())?,
+            args,
+            keep,
+        )
     }
 }
 
