@@ -208,19 +208,30 @@ pub fn to_half_width(c: char) -> char {
     }
 }
 
-/// Whether `text` looks like HTML: it contains `<` directly followed by an ASCII letter, `/` or
-/// `!`, and a `>` somewhere after that.
+/// Whether `text` looks like HTML: it has a closing tag (`</` + an ASCII letter … `>`), a
+/// comment or doctype (`<!`), or one of the void tags `<br`, `<hr`, `<img`, `<meta`, `<link`,
+/// `<input` (any case) followed by `>`. A lone `<A name>` or `a < b > c` in plain text is not
+/// markup.
 pub fn looks_like_html(text: &str) -> bool {
     let b = text.as_bytes();
     let mut i = 0;
     while let Some(p) = memchr(b'<', &b[i..]) {
         let at = i + p;
-        if let Some(&n) = b.get(at + 1) {
-            if (n.is_ascii_alphabetic() || n == b'/' || n == b'!')
-                && memchr(b'>', &b[at + 1..]).is_some()
-            {
-                return true;
-            }
+        let rest = &b[at + 1..];
+        let tagged = match rest.first() {
+            Some(b'/') => rest.get(1).is_some_and(|c| c.is_ascii_alphabetic()),
+            Some(b'!') => true,
+            Some(_) => ["br", "hr", "img", "meta", "link", "input"]
+                .iter()
+                .any(|t| {
+                    rest.len() > t.len()
+                        && rest[..t.len()].eq_ignore_ascii_case(t.as_bytes())
+                        && matches!(rest[t.len()], b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r')
+                }),
+            None => false,
+        };
+        if tagged && memchr(b'>', rest).is_some() {
+            return true;
         }
         i = at + 1;
     }
@@ -416,8 +427,13 @@ impl Extract {
                 .collect();
             let total: usize = body.iter().map(|b| b.chars).sum();
             let art: usize = body.iter().filter(|b| b.article).map(|b| b.chars).sum();
+            let all: usize = self.blocks.iter().map(|b| b.chars).sum();
             if art >= 200 || (art > 0 && art * 3 >= total) {
                 body.into_iter().filter(|b| b.article).collect()
+            } else if total * 10 < all {
+                // Extraction kept under a tenth of the page: the heuristics misread it (an
+                // unclosed `<a>` in text, a page that is one big list); keep the whole page.
+                self.blocks.iter().collect()
             } else {
                 body
             }
@@ -617,6 +633,17 @@ mod tests {
     }
 
     #[test]
+    fn regression_extraction_never_drops_almost_everything() {
+        let page = "<div><a name=x>anchor<p>Long body text that is not a link at all, just prose about things.</p>\
+                    <p>More prose follows here, and it goes on for a while to be the body.</p></div>";
+        let t = html_to_text_with(page, true);
+        assert!(
+            t.contains("Long body text") && t.contains("More prose"),
+            "{t:?}"
+        );
+    }
+
+    #[test]
     fn malformed_html_never_fails() {
         for s in [
             "<p",
@@ -663,5 +690,13 @@ mod tests {
         assert!(looks_like_html("text <br/> more"));
         assert!(!looks_like_html("a < b and c > d"));
         assert!(!looks_like_html("1<2"));
+        // Regression: plain text mentioning `<A name>` was parsed as HTML and, the `a` never
+        // closed, all of it dropped as a link list.
+        assert!(!looks_like_html(
+            "书签将变为锁定 <A name>，可以用来确定超链接的目标。"
+        ));
+        assert!(looks_like_html("<html><body>x</body></html>"));
+        assert!(looks_like_html("line one<BR>line two"));
+        assert!(looks_like_html("<!DOCTYPE html><title>t</title>"));
     }
 }
