@@ -6,7 +6,7 @@ use std::time::Instant;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -179,20 +179,41 @@ fn to_doc(b: DocBody, need_id: bool) -> Result<Doc, ApiError> {
     })
 }
 
-fn outcome_json(id: &str, o: &Outcome) -> Value {
-    let (status, of, distance) = match &o.decision {
-        Decision::Unique => ("unique", Value::Null, Value::Null),
-        Decision::Duplicate { of, distance } => ("duplicate", json!(of), json!(distance)),
+/// The answer to one submitted document, serialised directly (no intermediate JSON tree);
+/// fields in the same (alphabetical) order as the other JSON bodies.
+#[derive(serde::Serialize)]
+struct OutcomeBody {
+    distance: Option<u32>,
+    duplicate_of: Option<String>,
+    fingerprint: String,
+    id: String,
+    status: &'static str,
+    stored: bool,
+    timestamp: f64,
+}
+
+fn outcome_json(id: String, o: Outcome) -> OutcomeBody {
+    let (status, duplicate_of, distance) = match o.decision {
+        Decision::Unique => ("unique", None, None),
+        Decision::Duplicate { of, distance } => ("duplicate", Some(of), Some(distance)),
     };
-    json!({
-        "id": id,
-        "status": status,
-        "duplicate_of": of,
-        "distance": distance,
-        "fingerprint": to_hex(o.fingerprint),
-        "stored": o.stored,
-        "timestamp": o.timestamp_ms as f64 / 1000.0,
-    })
+    OutcomeBody {
+        distance,
+        duplicate_of,
+        fingerprint: to_hex(o.fingerprint),
+        id,
+        status,
+        stored: o.stored,
+        timestamp: o.timestamp_ms as f64 / 1000.0,
+    }
+}
+
+/// One element of a batch answer: an outcome or an in-place error.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum BatchItem {
+    Done(OutcomeBody),
+    Failed(Value),
 }
 
 fn query_json(q: &QueryResult) -> Value {
@@ -218,7 +239,7 @@ fn error_item(id: Option<&str>, e: ApiError) -> Value {
 async fn post_document(
     State(st): State<AppState>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<OutcomeBody>, ApiError> {
     let doc = to_doc(parse_json(&body?)?, true)?;
     let id = doc.id.clone();
     let r = st
@@ -227,13 +248,13 @@ async fn post_document(
         .await
         .pop()
         .ok_or_else(|| ApiError::from(BackendError::Internal("no answer".into())))??;
-    Ok(Json(outcome_json(&id, &r)))
+    Ok(Json(outcome_json(id, r)))
 }
 
 async fn post_batch(
     State(st): State<AppState>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Vec<BatchItem>>, ApiError> {
     let items: Vec<Value> = parse_json(&body?)?;
     if items.len() > st.max_batch {
         return Err(ApiError::new(
@@ -266,15 +287,18 @@ async fn post_batch(
     let out = slots
         .into_iter()
         .map(|s| match s {
-            Err(v) => v,
+            Err(v) => BatchItem::Failed(v),
             Ok(id) => match answers.next() {
-                Some(Ok(o)) => outcome_json(&id, &o),
-                Some(Err(e)) => error_item(Some(&id), e.into()),
-                None => error_item(Some(&id), BackendError::Internal("no answer".into()).into()),
+                Some(Ok(o)) => BatchItem::Done(outcome_json(id, o)),
+                Some(Err(e)) => BatchItem::Failed(error_item(Some(&id), e.into())),
+                None => BatchItem::Failed(error_item(
+                    Some(&id),
+                    BackendError::Internal("no answer".into()).into(),
+                )),
             },
         })
         .collect();
-    Ok(Json(Value::Array(out)))
+    Ok(Json(out))
 }
 
 async fn post_query(
@@ -383,12 +407,22 @@ fn token_ok(presented: &[u8], expected: &[u8]) -> bool {
 
 /// Authentication (every route but `/healthz`), request counting and latency histograms.
 async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    let route = req
+    // Static label values: no allocation per request.
+    let route: &'static str = req
         .extensions()
         .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".to_owned());
-    let method = req.method().as_str().to_owned();
+        .and_then(|p| ROUTES.iter().find(|r| **r == p.as_str()).copied())
+        .unwrap_or("unmatched");
+    let method: &'static str = match *req.method() {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::DELETE => "DELETE",
+        Method::PUT => "PUT",
+        Method::HEAD => "HEAD",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    };
     let start = Instant::now();
     let authorized = route == "/healthz"
         || st.token.as_deref().map_or(true, |t| {
@@ -408,12 +442,33 @@ async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Respon
         )
         .into_response()
     };
-    let status = resp.status().as_u16().to_string();
-    metrics::counter!("neardup_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status).increment(1);
+    let status: metrics::SharedString = match resp.status().as_u16() {
+        200 => "200".into(),
+        400 => "400".into(),
+        401 => "401".into(),
+        404 => "404".into(),
+        413 => "413".into(),
+        422 => "422".into(),
+        500 => "500".into(),
+        503 => "503".into(),
+        s => s.to_string().into(),
+    };
+    metrics::counter!("neardup_http_requests_total", "method" => method, "route" => route, "status" => status).increment(1);
     metrics::histogram!("neardup_http_request_duration_seconds", "method" => method, "route" => route)
         .record(start.elapsed().as_secs_f64());
     resp
 }
+
+/// Routes, as matched (the `route` label of the HTTP metrics).
+const ROUTES: [&str; 7] = [
+    "/v1/documents",
+    "/v1/documents/batch",
+    "/v1/query",
+    "/v1/documents/{id}",
+    "/v1/stats",
+    "/healthz",
+    "/metrics",
+];
 
 /// The process-wide Prometheus recorder (installed on first use).
 fn prometheus() -> PrometheusHandle {
