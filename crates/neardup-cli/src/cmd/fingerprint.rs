@@ -50,7 +50,8 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut reader = reader.peekable();
     let mut bad = 0usize;
-    loop {
+    let skip_bad = args.skip_bad;
+    let mut read_batch = |reader: &mut dyn Iterator<Item = crate::input::Item>| -> anyhow::Result<Vec<crate::input::Doc>> {
         let mut batch = Vec::new();
         let mut bytes = 0;
         while batch.len() < BATCH_DOCS && bytes < BATCH_BYTES {
@@ -59,7 +60,7 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
                     bytes += doc.bytes;
                     batch.push(doc);
                 }
-                Some(Err(e)) if args.skip_bad => {
+                Some(Err(e)) if skip_bad => {
                     eprintln!("warning: skipped {e}");
                     bad += 1;
                 }
@@ -67,10 +68,20 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
                 None => break,
             }
         }
-        if batch.is_empty() {
-            break;
-        }
-        let results: Vec<_> = batch.par_iter().map(|d| fp.fingerprint(&d.text)).collect();
+        Ok(batch)
+    };
+    let mut batch = read_batch(&mut reader)?;
+    while !batch.is_empty() {
+        // Fingerprint this batch on the pool while the next one is read.
+        let (results, next) = rayon::join(
+            || {
+                batch
+                    .par_iter()
+                    .map(|d| fp.fingerprint(&d.text))
+                    .collect::<Vec<_>>()
+            },
+            || read_batch(&mut reader),
+        );
         for (doc, res) in batch.iter().zip(results) {
             let hex = match res {
                 Ok(f) => Some(neardup::fingerprint::to_hex(f.simhash)),
@@ -92,7 +103,9 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
                 }
             }
         }
+        batch = next?;
     }
+    drop(read_batch);
     out.flush()?;
     if bad > 0 {
         eprintln!("{bad} bad input line(s) skipped");
