@@ -415,10 +415,10 @@ impl Layout {
         let mut smallest: Option<(u64, Layout)> = None;
         for l in cands {
             let (ns, bytes) = l.estimate_index(n, k);
-            if bytes <= memory_budget_bytes && best.as_ref().map_or(true, |(b, _)| ns < *b) {
+            if bytes <= memory_budget_bytes && best.as_ref().is_none_or(|(b, _)| ns < *b) {
                 best = Some((ns, l.clone()));
             }
-            if smallest.as_ref().map_or(true, |(b, _)| bytes < *b) {
+            if smallest.as_ref().is_none_or(|(b, _)| bytes < *b) {
                 smallest = Some((bytes, l));
             }
         }
@@ -437,7 +437,7 @@ impl Layout {
         let mut best: Option<(f64, Layout)> = None;
         for l in Self::candidates(k)? {
             let (s, _) = l.estimate_self_join(n, k);
-            if best.as_ref().map_or(true, |(b, _)| s < *b) {
+            if best.as_ref().is_none_or(|(b, _)| s < *b) {
                 best = Some((s, l));
             }
         }

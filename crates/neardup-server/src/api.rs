@@ -425,7 +425,7 @@ async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Respon
     };
     let start = Instant::now();
     let authorized = route == "/healthz"
-        || st.token.as_deref().map_or(true, |t| {
+        || st.token.as_deref().is_none_or(|t| {
             req.headers()
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())

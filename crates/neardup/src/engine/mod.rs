@@ -427,7 +427,7 @@ impl Slab {
         &mut self.chunks[h / CHUNK][h % CHUNK]
     }
     fn push(&mut self, s: Slot) -> u32 {
-        if self.len % CHUNK == 0 {
+        if self.len.is_multiple_of(CHUNK) {
             self.chunks.push(Vec::with_capacity(CHUNK));
         }
         self.chunks.last_mut().expect("chunk").push(s);
@@ -735,7 +735,7 @@ impl Shared {
         let mut best: Option<(u32, i64, u32)> = None;
         self.for_each_match(inner, h, fp, |handle, s, d| {
             let key = (d, s.ts, handle);
-            if best.map_or(true, |b| key < b) {
+            if best.is_none_or(|b| key < b) {
                 best = Some(key);
             }
         });
