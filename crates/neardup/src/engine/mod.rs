@@ -1167,7 +1167,8 @@ impl Engine {
                     }
                 }
             }
-            last_lsn = sh.store.last_lsn();
+            // Only a duplicate answer needs it (its target may be any earlier record).
+            last_lsn = if any_dup { sh.store.last_lsn() } else { 0 };
         }
         Pending {
             shared: Arc::clone(&self.shared),
@@ -1408,9 +1409,17 @@ impl Pending {
             last_lsn,
         } = self;
         let sh = &*shared;
-        for (i, t) in tickets {
-            if let Err(e) = t.wait() {
+        // Records are acknowledged in LSN order, so waiting for the last ticket covers all of
+        // them (one wait instead of one per document); only on failure is each ticket asked.
+        let mut tickets = tickets;
+        if let Some((i, last)) = tickets.pop() {
+            if let Err(e) = last.wait() {
                 out[i] = Err(sh.fail(e));
+                for (i, t) in tickets {
+                    if let Err(e) = t.wait() {
+                        out[i] = Err(sh.fail(e));
+                    }
+                }
             }
         }
         // A duplicate answer may point at a document whose record is not yet durable.
