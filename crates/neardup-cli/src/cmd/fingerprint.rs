@@ -105,7 +105,6 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
         }
         batch = next?;
     }
-    drop(read_batch);
     out.flush()?;
     if bad > 0 {
         eprintln!("{bad} bad input line(s) skipped");
