@@ -320,7 +320,7 @@ fn main() {
     fp.warm_up();
 
     let mut sets = Vec::new();
-    let want = |n: &str| only.map_or(true, |o| n.starts_with(o));
+    let want = |n: &str| only.is_none_or(|o| n.starts_with(o));
     if want("short-zh") {
         let d: Vec<String> = read(&dir, "zh_fortunes")
             .into_iter()
