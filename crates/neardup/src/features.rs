@@ -271,7 +271,7 @@ impl FeatureExtractor {
 
     fn chars_simhash(&self, text: &str) -> Option<u64> {
         let mut acc = UnitAccumulator::new();
-        chars_each(text, self.opts.char_ngram, &mut |g| acc.add(xxh3(g)));
+        chars_each(text, self.opts.char_ngram, |g: &[u8]| acc.add(xxh3(g)));
         (acc.count() > 0).then(|| acc.finish())
     }
 
@@ -411,33 +411,51 @@ fn aggregate(each: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Vec<NamedFeature> {
 }
 
 /// Calls `f` with the UTF-8 bytes of every character n-gram (letters and digits only). Streams:
-/// memory use is independent of the text's length.
-pub fn chars_each(text: &str, n: usize, f: &mut dyn FnMut(&[u8])) {
-    // Ring of the last n kept characters; `gram` is assembled from it for each window.
-    let mut ring: Vec<char> = vec!['\0'; n];
+/// memory use is independent of the text's length, and windows contiguous in `text` are passed
+/// without copying.
+pub fn chars_each<F: FnMut(&[u8])>(text: &str, n: usize, mut f: F) {
+    // Ring of the (start, end) byte offsets of the last n kept characters; a window whose
+    // characters are contiguous in `text` is passed as a slice of it, without copying.
+    let mut ring: Vec<(usize, usize)> = vec![(0, 0); n];
+    let mut slot = 0usize; // where the next character goes (= the oldest once full)
     let mut seen = 0usize;
     let mut gram: Vec<u8> = Vec::with_capacity(4 * n);
-    for c in text.chars() {
+    let bytes = text.as_bytes();
+    // Number of kept characters at the end of the window that are contiguous in `text`.
+    let mut run = 0usize;
+    let mut last_end = usize::MAX;
+    for (i, c) in text.char_indices() {
         if !is_word_char(c) {
             continue;
         }
-        ring[seen % n] = c;
+        let end = i + c.len_utf8();
+        run = if i == last_end { run + 1 } else { 1 };
+        last_end = end;
+        ring[slot] = (i, end);
+        slot = if slot + 1 == n { 0 } else { slot + 1 };
         seen += 1;
         if seen >= n {
-            gram.clear();
-            for i in 0..n {
-                let ch = ring[(seen + i) % n];
-                let mut tmp = [0u8; 4];
-                gram.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+            if run >= n {
+                f(&bytes[ring[slot].0..end]);
+            } else {
+                gram.clear();
+                for k in 0..n {
+                    let j = if slot + k >= n {
+                        slot + k - n
+                    } else {
+                        slot + k
+                    };
+                    let (s, e) = ring[j];
+                    gram.extend_from_slice(&bytes[s..e]);
+                }
+                f(&gram);
             }
-            f(&gram);
         }
     }
     if seen > 0 && seen < n {
         gram.clear();
-        for &ch in &ring[..seen] {
-            let mut tmp = [0u8; 4];
-            gram.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+        for &(s, e) in &ring[..seen] {
+            gram.extend_from_slice(&bytes[s..e]);
         }
         f(&gram);
     }
@@ -596,6 +614,25 @@ mod tests {
         );
         assert_eq!(collect(|f| chars_each("ab", 3, f)), ["ab"]);
         assert!(collect(|f| chars_each("，。 !", 3, f)).is_empty());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// The zero-copy ring equals the naive definition: windows of n kept characters.
+        #[test]
+        fn chars_each_equals_naive(v in proptest::collection::vec(proptest::sample::select(vec!['a', '中', '文', ' ', '，', 'é', '1', '-', '😀', 'ß']), 0..40), n in 1usize..6) {
+            let s: String = v.into_iter().collect();
+            let kept: Vec<char> = s.chars().filter(|&c| is_word_char(c)).collect();
+            let naive: Vec<String> = if kept.is_empty() {
+                vec![]
+            } else if kept.len() <= n {
+                vec![kept.iter().collect()]
+            } else {
+                kept.windows(n).map(|w| w.iter().collect()).collect()
+            };
+            // (`kept.len() == n` gives one window either way.)
+            proptest::prop_assert_eq!(collect(|f| chars_each(&s, n, f)), naive);
+        }
     }
 
     #[test]

@@ -204,7 +204,7 @@ impl MinHasher {
     pub fn shingles_each(&self, text: &str, f: &mut dyn FnMut(&[u8])) {
         match self.shingles_for(text) {
             Shingles::Words => words_each(text, self.opts.word_ngram, f),
-            _ => chars_fast(text, self.opts.char_ngram, f),
+            _ => crate::features::chars_each(text, self.opts.char_ngram, f),
         }
     }
 
@@ -246,49 +246,6 @@ impl MinHasher {
             any = true;
         }
         any.then_some(sig)
-    }
-}
-
-/// The same n-grams as [`chars_each`](crate::features::chars_each), faster: a window whose characters are contiguous in
-/// `text` is passed as a slice of it, without copying.
-pub(crate) fn chars_fast(text: &str, n: usize, f: &mut dyn FnMut(&[u8])) {
-    // Ring of (start, end) byte offsets of the last n kept characters.
-    let mut ring: Vec<(usize, usize)> = vec![(0, 0); n];
-    let mut seen = 0usize;
-    let mut gram: Vec<u8> = Vec::with_capacity(4 * n);
-    let bytes = text.as_bytes();
-    // Number of kept characters at the end of the ring that are contiguous in `text`.
-    let mut run = 0usize;
-    let mut last_end = usize::MAX;
-    for (i, c) in text.char_indices() {
-        if !crate::features::is_word_char(c) {
-            continue;
-        }
-        let end = i + c.len_utf8();
-        run = if i == last_end { run + 1 } else { 1 };
-        last_end = end;
-        ring[seen % n] = (i, end);
-        seen += 1;
-        if seen >= n {
-            if run >= n {
-                let start = ring[seen % n].0;
-                f(&bytes[start..end]);
-            } else {
-                gram.clear();
-                for k in 0..n {
-                    let (s, e) = ring[(seen + k) % n];
-                    gram.extend_from_slice(&bytes[s..e]);
-                }
-                f(&gram);
-            }
-        }
-    }
-    if seen > 0 && seen < n {
-        gram.clear();
-        for &(s, e) in &ring[..seen] {
-            gram.extend_from_slice(&bytes[s..e]);
-        }
-        f(&gram);
     }
 }
 

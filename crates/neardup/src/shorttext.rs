@@ -162,7 +162,7 @@ pub fn same_numbers(a: &str, b: &str) -> bool {
 /// Character n-gram hashes of a confirmation text (spaces skipped), unsorted.
 fn ngrams(text: &str, n: usize) -> Vec<u64> {
     let mut v = Vec::new();
-    crate::features::chars_each(text, n, &mut |g| v.push(xxh3(g)));
+    crate::features::chars_each(text, n, |g: &[u8]| v.push(xxh3(g)));
     v
 }
 
