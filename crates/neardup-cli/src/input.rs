@@ -80,6 +80,49 @@ impl std::fmt::Display for BadInput {
 /// An item from the reader: a document, or a bad record (the reader goes on after it).
 pub type Item = Result<Doc, BadInput>;
 
+/// What to do with bad records while reading batches: stop with an error naming the record
+/// (the default), or — with `skip` (`--skip-bad`) — count them, warn about the first 20, go on.
+#[derive(Debug, Default)]
+pub struct BadPolicy {
+    /// Skip and count bad records instead of stopping.
+    pub skip: bool,
+    /// Bad records skipped so far.
+    pub count: u64,
+}
+
+impl DocReader {
+    /// Reads up to `max_docs` documents or about `max_bytes` bytes, whichever comes first; an
+    /// empty batch means the input is exhausted. Returns the documents and their input bytes.
+    pub fn next_batch(
+        &mut self,
+        max_docs: usize,
+        max_bytes: usize,
+        bad: &mut BadPolicy,
+    ) -> anyhow::Result<(Vec<Doc>, usize)> {
+        let mut batch = Vec::new();
+        let mut bytes = 0;
+        while batch.len() < max_docs && bytes < max_bytes {
+            match self.next() {
+                Some(Ok(doc)) => {
+                    bytes += doc.bytes;
+                    batch.push(doc);
+                }
+                Some(Err(e)) if bad.skip => {
+                    bad.count += 1;
+                    if bad.count <= 20 {
+                        eprintln!("warning: skipped {e}");
+                    } else if bad.count == 21 {
+                        eprintln!("warning: more bad input skipped; the count is in the summary");
+                    }
+                }
+                Some(Err(e)) => anyhow::bail!("{e} (pass --skip-bad to count and skip bad lines)"),
+                None => break,
+            }
+        }
+        Ok((batch, bytes))
+    }
+}
+
 enum Source {
     Stdin,
     File(PathBuf),

@@ -23,7 +23,7 @@ use neardup::Fingerprinter;
 use serde_json::Value;
 
 use super::common::{set_threads, FeatureArgs};
-use crate::input::{Doc, DocKind, DocReader, InputArgs};
+use crate::input::{BadPolicy, Doc, DocKind, DocReader, InputArgs};
 
 /// Arguments of `neardup dedup`.
 #[derive(Debug, clap::Args)]
@@ -198,37 +198,6 @@ struct Record {
     id: Value,
 }
 
-struct BadCount {
-    count: u64,
-    skip: bool,
-}
-
-impl BadCount {
-    fn read_batch(&mut self, reader: &mut DocReader) -> anyhow::Result<(Vec<Doc>, usize)> {
-        let mut batch = Vec::new();
-        let mut bytes = 0;
-        while batch.len() < BATCH_DOCS && bytes < BATCH_BYTES {
-            match reader.next() {
-                Some(Ok(doc)) => {
-                    bytes += doc.bytes;
-                    batch.push(doc);
-                }
-                Some(Err(e)) if self.skip => {
-                    self.count += 1;
-                    if self.count <= 20 {
-                        eprintln!("warning: skipped {e}");
-                    } else if self.count == 21 {
-                        eprintln!("warning: more bad input skipped; the count is in the summary");
-                    }
-                }
-                Some(Err(e)) => anyhow::bail!("{e} (pass --skip-bad to count and skip bad lines)"),
-                None => break,
-            }
-        }
-        Ok((batch, bytes))
-    }
-}
-
 fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     if quiet || !std::io::stderr().is_terminal() {
@@ -252,9 +221,9 @@ fn run_with<D: Detector>(det: D, args: &Args, keep: Keep) -> anyhow::Result<()> 
     let started = Instant::now();
     let mut reader = DocReader::open(&args.inputs, &args.input)?;
     let pb = progress(reader.total_bytes, args.quiet);
-    let mut bad = BadCount {
-        count: 0,
+    let mut bad = BadPolicy {
         skip: args.skip_bad,
+        count: 0,
     };
     let mut kept_writer = match &args.kept {
         Some(p) => Some(KeptWriter::create(p, &args.input)?),
@@ -263,7 +232,7 @@ fn run_with<D: Detector>(det: D, args: &Args, keep: Keep) -> anyhow::Result<()> 
     let mut dd = Deduper::new(det);
     let mut records: Vec<Record> = Vec::new();
     let mut total_bytes = 0u64;
-    let (mut batch, mut bytes) = bad.read_batch(&mut reader)?;
+    let (mut batch, mut bytes) = reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)?;
     while !batch.is_empty() {
         let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
         let (sketches, next) = rayon::join(
@@ -272,7 +241,7 @@ fn run_with<D: Detector>(det: D, args: &Args, keep: Keep) -> anyhow::Result<()> 
                 let l: Vec<u32> = texts.iter().map(|t| t.chars().count() as u32).collect();
                 (s, l)
             },
-            || bad.read_batch(&mut reader),
+            || reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad),
         );
         let (sketches, lengths) = sketches;
         let start = dd.len();

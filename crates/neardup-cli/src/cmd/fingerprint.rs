@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use super::common::{set_threads, FeatureArgs};
-use crate::input::{DocKind, DocReader, InputArgs};
+use crate::input::{BadPolicy, DocKind, DocReader, InputArgs};
 
 /// Arguments of `neardup fingerprint`.
 #[derive(Debug, clap::Args)]
@@ -45,32 +45,14 @@ const BATCH_BYTES: usize = 16 << 20;
 pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
     set_threads(args.threads);
     let fp = args.features.fingerprinter()?;
-    let reader = DocReader::open(&args.inputs, &args.input)?;
+    let mut reader = DocReader::open(&args.inputs, &args.input)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut reader = reader.peekable();
-    let mut bad = 0usize;
-    let skip_bad = args.skip_bad;
-    let mut read_batch = |reader: &mut dyn Iterator<Item = crate::input::Item>| -> anyhow::Result<Vec<crate::input::Doc>> {
-        let mut batch = Vec::new();
-        let mut bytes = 0;
-        while batch.len() < BATCH_DOCS && bytes < BATCH_BYTES {
-            match reader.next() {
-                Some(Ok(doc)) => {
-                    bytes += doc.bytes;
-                    batch.push(doc);
-                }
-                Some(Err(e)) if skip_bad => {
-                    eprintln!("warning: skipped {e}");
-                    bad += 1;
-                }
-                Some(Err(e)) => anyhow::bail!("{e} (pass --skip-bad to skip bad lines)"),
-                None => break,
-            }
-        }
-        Ok(batch)
+    let mut bad = BadPolicy {
+        skip: args.skip_bad,
+        count: 0,
     };
-    let mut batch = read_batch(&mut reader)?;
+    let (mut batch, _) = reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)?;
     while !batch.is_empty() {
         // Fingerprint this batch on the pool while the next one is read.
         let (results, next) = rayon::join(
@@ -80,7 +62,7 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
                     .map(|d| fp.fingerprint(&d.text))
                     .collect::<Vec<_>>()
             },
-            || read_batch(&mut reader),
+            || reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad),
         );
         for (doc, res) in batch.iter().zip(results) {
             let hex = match res {
@@ -103,11 +85,11 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
                 }
             }
         }
-        batch = next?;
+        (batch, _) = next?;
     }
     out.flush()?;
-    if bad > 0 {
-        eprintln!("{bad} bad input line(s) skipped");
+    if bad.count > 0 {
+        eprintln!("{} bad input line(s) skipped", bad.count);
     }
     Ok(())
 }
