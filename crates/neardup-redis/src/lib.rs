@@ -979,19 +979,7 @@ impl RedisBackend {
             });
         }
         let cm = Member::encode(true, fp, seq, id);
-        let commits = keys.iter().map(|k| {
-            let mut c = self.conn();
-            let (pm, cm) = (&pm, &cm);
-            async move {
-                sc.commit
-                    .key(k)
-                    .arg(&pm[..])
-                    .arg(&cm[..])
-                    .arg(ts)
-                    .invoke_async::<i64>(&mut c)
-                    .await
-            }
-        });
+        let commits = self.commit_members(&keys, &pm, &cm, ts);
         let mut stats = redis::pipe();
         stats
             .cmd("HINCRBY")
@@ -1005,7 +993,7 @@ impl RedisBackend {
             .arg(1)
             .ignore();
         let mut c = self.conn();
-        let (commits, _) = tokio::join!(try_join_all(commits), async {
+        let (commits, _) = tokio::join!(commits, async {
             let r: Result<(), _> = stats.query_async(&mut c).await;
             r
         });
@@ -1155,26 +1143,37 @@ impl RedisBackend {
             .await?)
     }
 
-    /// Commits another attempt's provisional members (it decided `U`); idempotent.
-    async fn help_commit(&self, m: &Member, seq: u64, ts: i64) -> Result<()> {
-        let keys = self.keys_of(m.fp, &m.id);
-        let pm = Member::encode(false, m.fp, m.tag, &m.id);
-        let cm = Member::encode(true, m.fp, seq, &m.id);
+    /// Rewrites a provisional member `pm` into the committed member `cm` in every key (one
+    /// script call per key, concurrently).
+    async fn commit_members(
+        &self,
+        keys: &[String],
+        pm: &[u8],
+        cm: &[u8],
+        ts: i64,
+    ) -> Result<Vec<i64>> {
         let sc = &self.inner.scripts;
         let commits = keys.iter().map(|k| {
             let mut c = self.conn();
-            let (pm, cm) = (&pm, &cm);
             async move {
                 sc.commit
                     .key(k)
-                    .arg(&pm[..])
-                    .arg(&cm[..])
+                    .arg(pm)
+                    .arg(cm)
                     .arg(ts)
                     .invoke_async::<i64>(&mut c)
                     .await
             }
         });
-        try_join_all(commits).await?;
+        Ok(try_join_all(commits).await?)
+    }
+
+    /// Commits another attempt's provisional members (it decided `U`); idempotent.
+    async fn help_commit(&self, m: &Member, seq: u64, ts: i64) -> Result<()> {
+        let keys = self.keys_of(m.fp, &m.id);
+        let pm = Member::encode(false, m.fp, m.tag, &m.id);
+        let cm = Member::encode(true, m.fp, seq, &m.id);
+        self.commit_members(&keys, &pm, &cm, ts).await?;
         Ok(())
     }
 

@@ -4,39 +4,16 @@
 //! built-in text is used. Every corpus is fed twice, so the benchmark first asserts that each
 //! second copy is found as a duplicate in its twin's cluster.
 
-use std::path::PathBuf;
+mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use neardup::dedup::{dedup, Keep};
 use neardup::detect::SimhashDetector;
 use neardup::{FingerprintConfig, Fingerprinter};
 
-fn corpora_dir() -> Option<PathBuf> {
-    let p = std::env::var_os("NEARDUP_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
-        });
-    p.is_dir().then_some(p)
-}
-
 /// Up to `max_bytes` of document texts from a corpus JSONL file, each twice (second half).
 fn load(file: &str, fallback: &str, max_bytes: usize) -> Vec<String> {
-    let mut docs = Vec::new();
-    let mut total = 0;
-    if let Some(dir) = corpora_dir() {
-        if let Ok(s) = std::fs::read_to_string(dir.join(file)) {
-            for line in s.lines() {
-                let v: serde_json::Value = serde_json::from_str(line).expect("corpus line is JSON");
-                let t = v["text"].as_str().unwrap_or_default().to_string();
-                total += t.len();
-                docs.push(t);
-                if total >= max_bytes {
-                    break;
-                }
-            }
-        }
-    }
+    let mut docs = common::corpus_texts(file, 0, max_bytes);
     if docs.is_empty() {
         docs = (0..200)
             .map(|i| format!("{fallback} {i} {}", fallback.len() * i))

@@ -3,42 +3,16 @@
 //! Set `NEARDUP_CORPORA` to the corpora directory; without it the test fixtures are used.
 //! Every benchmark first asserts its result (fingerprints stable and plausible).
 
-use std::path::PathBuf;
+mod common;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use neardup::features::{FeatureOptions, Method};
 use neardup::normalize::{NormalizeOptions, Normalizer};
 use neardup::{FingerprintConfig, Fingerprinter};
 
-fn corpora_dir() -> Option<PathBuf> {
-    let p = std::env::var_os("NEARDUP_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
-        });
-    p.is_dir().then_some(p)
-}
-
 /// Up to `max_bytes` of document texts from a corpus JSONL file.
 fn load(file: &str, fallback: &str, max_bytes: usize) -> Vec<String> {
-    let mut docs = Vec::new();
-    let mut total = 0;
-    if let Some(dir) = corpora_dir() {
-        if let Ok(s) = std::fs::read_to_string(dir.join(file)) {
-            for line in s.lines() {
-                let v: serde_json::Value = serde_json::from_str(line).expect("corpus line is JSON");
-                let t = v["text"].as_str().unwrap_or_default().to_string();
-                if t.len() < 200 {
-                    continue;
-                }
-                total += t.len();
-                docs.push(t);
-                if total >= max_bytes {
-                    break;
-                }
-            }
-        }
-    }
+    let mut docs = common::corpus_texts(file, 200, max_bytes);
     if docs.is_empty() {
         docs.push(fallback.repeat(max_bytes / fallback.len().max(1)));
     }

@@ -1,0 +1,38 @@
+//! Shared by the benchmarks: real text from `shared/corpora` (`NEARDUP_CORPORA` or the path
+//! beside the repository), or nothing when the corpora are absent (each bench then falls back
+//! to its own fixture so CI never depends on them).
+
+use std::path::PathBuf;
+
+/// The corpora directory, if present.
+pub fn corpora_dir() -> Option<PathBuf> {
+    let p = std::env::var_os("NEARDUP_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
+        });
+    p.is_dir().then_some(p)
+}
+
+/// Texts of at least `min_len` bytes from a corpus JSONL file, up to about `max_bytes` in all;
+/// empty when the corpora are absent.
+pub fn corpus_texts(file: &str, min_len: usize, max_bytes: usize) -> Vec<String> {
+    let mut docs = Vec::new();
+    let mut total = 0;
+    let Some(s) = corpora_dir().and_then(|d| std::fs::read_to_string(d.join(file)).ok()) else {
+        return docs;
+    };
+    for line in s.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("corpus line is JSON");
+        let t = v["text"].as_str().unwrap_or_default().to_string();
+        if t.len() < min_len {
+            continue;
+        }
+        total += t.len();
+        docs.push(t);
+        if total >= max_bytes {
+            break;
+        }
+    }
+    docs
+}
