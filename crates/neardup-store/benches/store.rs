@@ -1,6 +1,8 @@
 //! Store benchmarks. Each bench also asserts its result is correct.
 //!
 //! * `append/none` — single-thread appends, `SyncMode::None` (records/s, MB/s);
+//! * `append/none_wait` — append + `Ticket::wait` per record, one thread, `SyncMode::None`:
+//!   the acknowledgement path the engine takes for every unique document (prints p50/p99);
 //! * `append/always/{1,4,16}` — concurrent `append_durable` under
 //!   `SyncMode::Always`; prints records per fdatasync (group commit);
 //! * `recovery/replay` — open + iterate a 1M-record log (records/s);
@@ -62,6 +64,38 @@ fn bench_append(c: &mut Criterion) {
             el
         })
     });
+
+    // SyncMode::None, append + wait per record (the engine's pattern).
+    g.throughput(Throughput::Elements(1));
+    let lat = Mutex::new(Vec::new());
+    g.bench_function("none_wait", |b| {
+        b.iter_custom(|iters| {
+            let dir = tempfile::tempdir().unwrap();
+            let (store, _) = Store::open(dir.path(), opts(SyncMode::None)).unwrap();
+            let mut l = Vec::with_capacity(iters as usize);
+            let start = Instant::now();
+            for i in 0..iters {
+                let t = Instant::now();
+                assert_eq!(store.append(&record(i)).unwrap().wait().unwrap(), i + 1);
+                l.push(t.elapsed());
+            }
+            let el = start.elapsed();
+            lat.lock().unwrap().extend(l);
+            el
+        })
+    });
+    let mut l = lat.into_inner().unwrap();
+    l.sort();
+    if !l.is_empty() {
+        let q = |p: f64| l[((l.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
+        eprintln!(
+            "append+wait, sync none, 1 thread: p50 {:.1} µs, p99 {:.1} µs, p99.9 {:.1} µs ({} calls)",
+            q(0.5),
+            q(0.99),
+            q(0.999),
+            l.len()
+        );
+    }
 
     // SyncMode::Always, 1/4/16 threads: group commit.
     for threads in [1u64, 4, 16] {

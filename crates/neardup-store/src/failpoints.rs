@@ -7,8 +7,8 @@
 //!
 //! | name | where |
 //! |---|---|
-//! | `log-before-write` | writer thread, before writing a batch of frames |
-//! | `torn-write` | writer thread writes only the first half (+1 byte) of a batch, then fails |
+//! | `log-before-write` | the flushing thread, before writing a batch of frames |
+//! | `torn-write` | the flushing thread writes only the first half (+1 byte) of a batch, then fails |
 //! | `after-write-before-sync` | batch written to the OS, fdatasync not yet issued |
 //! | `rotate-before-rename` | new segment's temp file written and synced, not renamed |
 //! | `rotate-after-rename-before-dir-sync` | new segment renamed, directory not yet synced |

@@ -43,12 +43,18 @@
 //!
 //! # Group commit
 //!
-//! One writer thread owns the active segment. [`Store::append`] only frames
-//! the record into a shared queue under a mutex and returns a [`Ticket`]; the
-//! writer takes the whole queue, writes it with one `write`, and (under
-//! `Always`) issues one `fdatasync` for it. Records arriving during that
-//! fdatasync form the next batch, so with `T` concurrent appenders a batch
-//! holds about `T / 2` records ([`Store::stats`] counts fdatasyncs).
+//! Leader/follower group commit, with no thread hand-off on the
+//! acknowledgement path. [`Store::append`] only frames the record into a
+//! shared queue under a mutex and returns a [`Ticket`]. [`Ticket::wait`] either
+//! finds its record acknowledged, or waits while another thread is writing, or
+//! — when nobody is — takes the flush role itself: it takes the whole queue,
+//! writes it with one `write` and (under `Always`) issues one `fdatasync`.
+//! Records queued during that fdatasync form the next batch, written by the
+//! next waiter, so with `T` concurrent appenders a batch holds about `T / 2`
+//! records ([`Store::stats`] counts fdatasyncs). Under `None`/`Batch` an
+//! uncontended append + wait is a `write` syscall on the caller's thread. A
+//! background thread writes records nobody waits for (after 2 ms), keeps the
+//! `Batch` sync deadline, and flushes everything on close.
 //!
 //! # Snapshots
 //!

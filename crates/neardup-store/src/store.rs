@@ -1,4 +1,4 @@
-//! The store: recovery on open, the group-commit writer thread, snapshots.
+//! The store: recovery on open, leader/follower group commit, snapshots.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -96,7 +96,7 @@ pub struct StoreStats {
     pub fsyncs: u64,
 }
 
-/// Frames queued for the writer thread; a chunk may begin a new segment.
+/// Frames queued for the next flush; a chunk may begin a new segment.
 struct Chunk {
     new_segment: Option<Lsn>,
     bytes: Vec<u8>,
@@ -116,7 +116,15 @@ struct State {
     synced: Lsn,
     /// The writer must sync at least up to here.
     sync_requested: Lsn,
+    /// A thread (an appender waiting for its ticket, or the background thread)
+    /// holds the flush role: it took the queue and is writing/syncing it.
+    flushing: bool,
+    /// The background thread sleeps without a deadline (Batch: nothing unsynced).
     writer_idle: bool,
+    /// When the queue last went from empty to non-empty.
+    queued_at: Option<Instant>,
+    /// When the last fdatasync finished.
+    last_sync: Instant,
     /// Number of fdatasync calls on log segments (group-commit statistics).
     fsyncs: u64,
     shutdown: bool,
@@ -135,6 +143,9 @@ struct Shared {
     done: Condvar,
     /// Live segments in LSN order; the last is the one being appended to.
     segments: Mutex<Vec<(Lsn, PathBuf)>>,
+    /// The active segment; locked only by the thread holding the flush role
+    /// (`State::flushing`), so it is never contended.
+    file: Mutex<File>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -271,12 +282,17 @@ impl Ticket {
 
     /// Blocks until the record is acknowledged: durable on disk under
     /// [`SyncMode::Always`], handed to the OS otherwise. Returns its LSN.
+    ///
+    /// The waiting thread does the I/O itself when no other thread is
+    /// writing (leader/follower group commit): it takes everything queued,
+    /// writes it with one `write` and, under `Always`, one `fdatasync`;
+    /// records queued meanwhile are written by the next waiter. No thread
+    /// hand-off is on the acknowledgement path.
     pub fn wait(self) -> Result<Lsn> {
-        let always = self.shared.opts.sync == SyncMode::Always;
-        let mut st = lock(&self.shared.state);
+        let sh = &*self.shared;
+        let mut st = lock(&sh.state);
         loop {
-            let mark = if always { st.synced } else { st.written };
-            if mark >= self.lsn {
+            if sh.mark(&st) >= self.lsn {
                 return Ok(self.lsn);
             }
             if let Some(reason) = &st.failed {
@@ -284,7 +300,179 @@ impl Ticket {
                     reason: reason.clone(),
                 });
             }
-            st = self.shared.done.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = if st.flushing {
+                sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
+            } else {
+                sh.flush(st, false)
+            };
+        }
+    }
+}
+
+/// Records nobody waits for are written by the background thread once they
+/// have been queued this long.
+const ORPHAN_AFTER: Duration = Duration::from_millis(2);
+/// The background thread's longest sleep.
+const WRITER_TICK: Duration = Duration::from_millis(20);
+
+impl Shared {
+    /// The acknowledgement watermark of the sync mode.
+    fn mark(&self, st: &State) -> Lsn {
+        if self.opts.sync == SyncMode::Always {
+            st.synced
+        } else {
+            st.written
+        }
+    }
+
+    fn active_path(&self) -> PathBuf {
+        lock(&self.segments)
+            .last()
+            .map(|s| s.1.clone())
+            .unwrap_or_else(|| self.dir.clone())
+    }
+
+    /// Takes the flush role (the caller saw `!st.flushing` and no failure),
+    /// writes the whole queue, syncs it when the mode, `force_sync`, a sync
+    /// request or shutdown asks, publishes the watermarks and wakes waiters.
+    /// The state lock is released during I/O and returned re-taken.
+    fn flush<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        force_sync: bool,
+    ) -> MutexGuard<'a, State> {
+        debug_assert!(!st.flushing && st.failed.is_none());
+        st.flushing = true;
+        let chunks = std::mem::take(&mut st.queue);
+        st.queued_at = None;
+        if st.queued_bytes >= self.opts.max_pending_bytes {
+            // Appenders held back by backpressure may queue again.
+            self.done.notify_all();
+        }
+        st.queued_bytes = 0;
+        let sync_due = force_sync
+            || st.sync_requested > st.synced
+            || st.shutdown
+            || match self.opts.sync {
+                SyncMode::Always => true,
+                SyncMode::Batch { interval } => st.last_sync.elapsed() >= interval,
+                SyncMode::None => false,
+            };
+        let (mut written, mut synced, mut fsyncs) = (st.written, st.synced, st.fsyncs);
+        drop(st);
+        let result = (|| -> Result<()> {
+            let mut file = lock(&self.file);
+            for c in &chunks {
+                if let Some(base) = c.new_segment {
+                    self.rotate(&mut file, base)?;
+                    fsyncs += 1;
+                    synced = written;
+                }
+                self.write(&mut file, &c.bytes)?;
+                written = c.last_lsn;
+            }
+            if sync_due && written > synced {
+                let path = self.active_path();
+                fp("after-write-before-sync").at(&path)?;
+                file.sync_data().at(&path)?;
+                fsyncs += 1;
+                synced = written;
+            }
+            Ok(())
+        })();
+        let mut st = lock(&self.state);
+        st.flushing = false;
+        match result {
+            Ok(()) => {
+                st.written = written;
+                if synced > st.synced {
+                    st.synced = synced;
+                    st.last_sync = Instant::now();
+                }
+                st.fsyncs = fsyncs;
+            }
+            // Nothing of this batch is acknowledged; the store refuses further work.
+            Err(e) => {
+                if st.failed.is_none() {
+                    st.failed = Some(e.to_string());
+                }
+            }
+        }
+        self.done.notify_all();
+        if st.writer_idle && st.written > st.synced {
+            // Batch mode: start the background thread's sync deadline.
+            st.writer_idle = false;
+            self.work.notify_one();
+        }
+        st
+    }
+
+    fn write(&self, file: &mut File, bytes: &[u8]) -> Result<()> {
+        let path = self.active_path();
+        fp("log-before-write").at(&path)?;
+        #[cfg(feature = "failpoints")]
+        if let Err(e) = fp("torn-write") {
+            // Half the batch plus one byte, so the cut never falls on a frame boundary.
+            file.write_all(&bytes[..bytes.len() / 2 + 1]).at(&path)?;
+            return Err(Error::io(path, e));
+        }
+        file.write_all(bytes).at(&path)
+    }
+
+    fn rotate(&self, file: &mut File, base: Lsn) -> Result<()> {
+        let old = self.active_path();
+        // The old segment must be complete on disk before a later one exists,
+        // so that only the last segment can ever have a torn tail.
+        file.sync_data().at(&old)?;
+        let (new, path) = create_segment(&self.dir, base, &self.opts.config)?;
+        *file = new;
+        lock(&self.segments).push((base, path));
+        Ok(())
+    }
+
+    /// The background thread: writes records nobody waits for, keeps the
+    /// `Batch` sync deadline, and flushes everything on shutdown.
+    fn background(&self) {
+        let interval = match self.opts.sync {
+            SyncMode::Batch { interval } => Some(interval),
+            _ => None,
+        };
+        let mut st = lock(&self.state);
+        loop {
+            if st.shutdown {
+                if st.flushing {
+                    st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
+                    continue;
+                }
+                if st.failed.is_none() && (!st.queue.is_empty() || st.written > st.synced) {
+                    st = self.flush(st, true);
+                    continue;
+                }
+                return;
+            }
+            let unsynced = st.written > st.synced;
+            if st.failed.is_none() && !st.flushing {
+                let orphans = st.queued_at.is_some_and(|t| t.elapsed() >= ORPHAN_AFTER);
+                let batch_due = interval.is_some_and(|iv| unsynced && st.last_sync.elapsed() >= iv);
+                if orphans || batch_due {
+                    st = self.flush(st, batch_due);
+                    continue;
+                }
+            }
+            let mut timeout = WRITER_TICK;
+            if let Some(t) = st.queued_at {
+                timeout = timeout.min(ORPHAN_AFTER.saturating_sub(t.elapsed()));
+            }
+            if let Some(iv) = interval.filter(|_| unsynced) {
+                timeout = timeout.min(iv.saturating_sub(st.last_sync.elapsed()));
+            }
+            st.writer_idle = interval.is_some() && !unsynced;
+            st = self
+                .work
+                .wait_timeout(st, timeout.max(Duration::from_micros(50)))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            st.writer_idle = false;
         }
     }
 }
@@ -309,7 +497,7 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`, recovers it and starts
-    /// the writer thread.
+    /// the background thread.
     ///
     /// Recovery: takes `DIR/LOCK`; deletes leftover `*.tmp` files; loads and
     /// CRC-verifies the newest snapshot; verifies every segment header
@@ -505,7 +693,10 @@ impl Store {
                 written: next_lsn - 1,
                 synced: next_lsn - 1,
                 sync_requested: 0,
+                flushing: false,
                 writer_idle: false,
+                queued_at: None,
+                last_sync: Instant::now(),
                 fsyncs: 0,
                 shutdown: false,
                 failed: None,
@@ -514,19 +705,13 @@ impl Store {
             work: Condvar::new(),
             done: Condvar::new(),
             segments: Mutex::new(seg_list),
+            file: Mutex::new(file),
             opts,
         });
-        let writer = WriterThread {
-            shared: Arc::clone(&shared),
-            file,
-            last_sync: Instant::now(),
-            written: next_lsn - 1,
-            synced: next_lsn - 1,
-            fsyncs: 0,
-        };
+        let bg = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("neardup-store-writer".into())
-            .spawn(move || writer.run())
+            .spawn(move || bg.background())
             .map_err(|e| Error::io(&shared.dir, e))?;
         let recovered = Recovered {
             snapshot,
@@ -552,8 +737,10 @@ impl Store {
 
     /// Queues `payload` (1 ..= [`MAX_RECORD_BYTES`] bytes) and assigns it the
     /// next LSN. Returns at once (unless the queue is over
-    /// `max_pending_bytes`); call [`Ticket::wait`] before acting on the
-    /// record's durability.
+    /// `max_pending_bytes`: then this thread writes the queue first); call
+    /// [`Ticket::wait`] before acting on the record's durability. A record
+    /// whose ticket nobody waits for is written by the background thread
+    /// within a few milliseconds.
     pub fn append(&self, payload: &[u8]) -> Result<Ticket> {
         if payload.is_empty() || payload.len() > MAX_RECORD_BYTES {
             return Err(Error::InvalidRecord {
@@ -565,7 +752,11 @@ impl Store {
         let sh = &*self.shared;
         let mut st = lock(&sh.state);
         while st.queued_bytes >= sh.opts.max_pending_bytes && st.failed.is_none() {
-            st = sh.done.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = if st.flushing {
+                sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
+            } else {
+                sh.flush(st, false)
+            };
         }
         if let Some(reason) = &st.failed {
             return Err(Error::Failed {
@@ -578,6 +769,9 @@ impl Store {
         if rotate {
             st.seg_bytes = sh.header_len;
             st.seg_records = 0;
+        }
+        if st.queue.is_empty() {
+            st.queued_at = Some(Instant::now());
         }
         if rotate || st.queue.is_empty() {
             st.queue.push(Chunk {
@@ -592,10 +786,6 @@ impl Store {
         st.seg_bytes += frame;
         st.seg_records += 1;
         st.queued_bytes += frame as usize;
-        if st.writer_idle {
-            st.writer_idle = false;
-            sh.work.notify_one();
-        }
         Ok(Ticket {
             lsn,
             shared: Arc::clone(&self.shared),
@@ -615,15 +805,17 @@ impl Store {
         let mut st = lock(&sh.state);
         let target = st.next_lsn - 1;
         st.sync_requested = st.sync_requested.max(target);
-        st.writer_idle = false;
-        sh.work.notify_one();
         while st.synced < target {
             if let Some(reason) = &st.failed {
                 return Err(Error::Failed {
                     reason: reason.clone(),
                 });
             }
-            st = sh.done.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = if st.flushing {
+                sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
+            } else {
+                sh.flush(st, true)
+            };
         }
         Ok(())
     }
@@ -776,7 +968,7 @@ impl Store {
         })
     }
 
-    /// Writes and syncs everything queued, stops the writer thread and
+    /// Writes and syncs everything queued, stops the background thread and
     /// releases the lock, reporting any write error (dropping does the same
     /// but ignores errors).
     pub fn close(mut self) -> Result<()> {
@@ -805,134 +997,5 @@ impl Store {
 impl Drop for Store {
     fn drop(&mut self) {
         self.shutdown();
-    }
-}
-
-/// The single thread that writes and syncs the active segment.
-struct WriterThread {
-    shared: Arc<Shared>,
-    file: File,
-    last_sync: Instant,
-    written: Lsn,
-    synced: Lsn,
-    fsyncs: u64,
-}
-
-impl WriterThread {
-    fn run(mut self) {
-        if let Err(e) = self.run_inner() {
-            let mut st = lock(&self.shared.state);
-            st.failed = Some(e.to_string());
-            self.shared.done.notify_all();
-        }
-    }
-
-    fn active_path(&self) -> PathBuf {
-        lock(&self.shared.segments)
-            .last()
-            .map(|s| s.1.clone())
-            .unwrap_or_else(|| self.shared.dir.clone())
-    }
-
-    fn run_inner(&mut self) -> Result<()> {
-        let sh = Arc::clone(&self.shared);
-        let interval = match sh.opts.sync {
-            SyncMode::Batch { interval } => Some(interval),
-            _ => None,
-        };
-        loop {
-            let (chunks, force_sync, shutdown) = {
-                let mut st = lock(&sh.state);
-                loop {
-                    if !st.queue.is_empty() || st.sync_requested > self.synced || st.shutdown {
-                        break;
-                    }
-                    st.writer_idle = true;
-                    match interval {
-                        Some(iv) if self.written > self.synced => {
-                            let el = self.last_sync.elapsed();
-                            if el >= iv {
-                                break;
-                            }
-                            st = sh
-                                .work
-                                .wait_timeout(st, iv - el)
-                                .unwrap_or_else(|e| e.into_inner())
-                                .0;
-                        }
-                        _ => st = sh.work.wait(st).unwrap_or_else(|e| e.into_inner()),
-                    }
-                }
-                st.writer_idle = false;
-                let chunks = std::mem::take(&mut st.queue);
-                let wake = st.queued_bytes >= sh.opts.max_pending_bytes;
-                st.queued_bytes = 0;
-                if wake {
-                    sh.done.notify_all();
-                }
-                (
-                    chunks,
-                    st.sync_requested > self.synced || st.shutdown,
-                    st.shutdown,
-                )
-            };
-            for c in &chunks {
-                if let Some(base) = c.new_segment {
-                    self.rotate(base)?;
-                }
-                self.write(&c.bytes)?;
-                self.written = c.last_lsn;
-            }
-            let need_sync = force_sync
-                || match sh.opts.sync {
-                    SyncMode::Always => true,
-                    SyncMode::Batch { interval } => self.last_sync.elapsed() >= interval,
-                    SyncMode::None => false,
-                };
-            if need_sync && self.written > self.synced {
-                fp("after-write-before-sync").at(&self.active_path())?;
-                self.file.sync_data().at(&self.active_path())?;
-                self.fsyncs += 1;
-                self.synced = self.written;
-                self.last_sync = Instant::now();
-            }
-            {
-                let mut st = lock(&sh.state);
-                st.written = self.written;
-                st.synced = self.synced;
-                st.fsyncs = self.fsyncs;
-                sh.done.notify_all();
-            }
-            if shutdown {
-                return Ok(());
-            }
-        }
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        let path = self.active_path();
-        fp("log-before-write").at(&path)?;
-        #[cfg(feature = "failpoints")]
-        if let Err(e) = fp("torn-write") {
-            // Half the batch plus one byte, so the cut never falls on a frame boundary.
-            self.file
-                .write_all(&bytes[..bytes.len() / 2 + 1])
-                .at(&path)?;
-            return Err(Error::io(path, e));
-        }
-        self.file.write_all(bytes).at(&path)
-    }
-
-    fn rotate(&mut self, base: Lsn) -> Result<()> {
-        let old = self.active_path();
-        // The old segment must be complete on disk before a later one exists,
-        // so that only the last segment can ever have a torn tail.
-        self.file.sync_data().at(&old)?;
-        self.fsyncs += 1;
-        self.synced = self.written;
-        let (file, path) = create_segment(&self.shared.dir, base, &self.shared.opts.config)?;
-        self.file = file;
-        lock(&self.shared.segments).push((base, path));
-        Ok(())
     }
 }

@@ -411,6 +411,7 @@ fn concurrent_appenders_group_commit() {
         SyncMode::Batch {
             interval: std::time::Duration::from_millis(2),
         },
+        SyncMode::None,
     ] {
         let dir = tempfile::tempdir().unwrap();
         let o = opts(sync, 8192);
@@ -447,6 +448,64 @@ fn concurrent_appenders_group_commit() {
         let got: Vec<_> = rec.log.iter().map(|(l, p)| (l, p.to_vec())).collect();
         assert_eq!(got, acked);
     }
+}
+
+/// Regression: since waiters write the log themselves (no writer-thread hand-off), a record
+/// whose ticket is dropped unwaited must still be written and, under `Batch`, synced by the
+/// background thread.
+#[test]
+fn unwaited_records_are_written_and_synced_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(
+        SyncMode::Batch {
+            interval: std::time::Duration::from_millis(5),
+        },
+        1 << 20,
+    );
+    let (store, _) = Store::open(dir.path(), o.clone()).unwrap();
+    for i in 0..10 {
+        drop(store.append(&payload(i)).unwrap());
+    }
+    // Liveness, not timing: poll generously.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while store.durable_lsn() < 10 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "unwaited records were never synced"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(store.stats().fsyncs >= 1);
+    // Killed without close: what the background thread wrote is on disk.
+    std::mem::forget(store);
+    let dir2 = tempfile::tempdir().unwrap();
+    copy_dir(dir.path(), dir2.path());
+    let (_s, rec) = Store::open(dir2.path(), o).unwrap();
+    assert_eq!(
+        state(&rec),
+        (0..10).map(payload).collect::<Vec<_>>(),
+        "records written by the background thread"
+    );
+}
+
+/// Appenders over `max_pending_bytes` write the queue themselves instead of waiting for a
+/// thread that may not come.
+#[test]
+fn backpressure_appender_flushes_the_queue_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = StoreOptions {
+        max_pending_bytes: 256,
+        ..opts(SyncMode::None, 4096)
+    };
+    let (store, _) = Store::open(dir.path(), o.clone()).unwrap();
+    let tickets: Vec<_> = (0..2000)
+        .map(|i| store.append(&payload(i)).unwrap())
+        .collect();
+    let last = tickets.into_iter().map(|t| t.wait().unwrap()).max();
+    assert_eq!(last, Some(2000));
+    store.close().unwrap();
+    let (_s, rec) = Store::open(dir.path(), o).unwrap();
+    assert_eq!(state(&rec), (0..2000).map(payload).collect::<Vec<_>>());
 }
 
 #[derive(Debug, Clone)]
