@@ -60,13 +60,26 @@ impl HammingIndex {
     /// # Errors
     /// [`Error::TooManyEntries`] if there are more than [`MAX_ENTRIES`].
     pub fn build(layout: Layout, entries: &[(u64, u32)]) -> Result<HammingIndex> {
-        check_len(entries.len())?;
+        HammingIndex::build_parts(layout, &[entries])
+    }
+
+    /// Builds an index from the concatenation of `parts` without copying them into one buffer
+    /// (parallel over tables). Same result as [`HammingIndex::build`] on the concatenation.
+    ///
+    /// # Errors
+    /// [`Error::TooManyEntries`] if there are more than [`MAX_ENTRIES`].
+    pub fn build_parts(layout: Layout, parts: &[&[(u64, u32)]]) -> Result<HammingIndex> {
+        let n = parts.iter().map(|p| p.len()).sum();
+        check_len(n)?;
         let tables = layout
             .specs()
             .par_iter()
             .map(|s| {
-                Table::build_from(s.key_bits, entries.len(), || {
-                    entries.iter().map(|&(f, h)| (s.permute(f), h))
+                Table::build_from(s.key_bits, n, || {
+                    parts
+                        .iter()
+                        .flat_map(|p| p.iter())
+                        .map(|&(f, h)| (s.permute(f), h))
                 })
             })
             .collect();

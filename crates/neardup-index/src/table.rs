@@ -109,6 +109,8 @@ impl Table {
         }
         let mut tmp_p: Vec<u64> = vec![0; n];
         let mut tmp_h: Vec<u32> = vec![0; n];
+        advise_huge(&tmp_p);
+        advise_huge(&tmp_h);
         let mut cur = starts;
         for (p, h) in items() {
             let b = (p >> (64 - R)) as usize;

@@ -63,8 +63,10 @@
 //! ```
 
 mod records;
+mod recover;
+mod slab;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -76,9 +78,10 @@ pub use neardup_store::SyncMode;
 use neardup_store::{Store, StoreOptions};
 use rayon::prelude::*;
 
-use crate::hash::{xxh3, FastBuild};
+use crate::hash::xxh3;
 use crate::Fingerprinter;
-use records::{Record, SnapshotWriter};
+use records::SnapshotWriter;
+use slab::{id_key, IdMap, Slab, Slot};
 
 /// Longest accepted document id, in bytes.
 pub const MAX_ID_BYTES: usize = 1024;
@@ -366,7 +369,7 @@ pub struct EngineStats {
     pub runs: usize,
     /// Heap bytes of the Hamming indexes.
     pub index_bytes: u64,
-    /// Estimated heap bytes of records and the id map.
+    /// Heap bytes of the document records (slots, id arenas) and the id map.
     pub record_bytes: u64,
     /// Documents stored since open.
     pub inserted: u64,
@@ -402,40 +405,6 @@ const LIVE: u8 = 1;
 /// Dead (removed or expired) but kept intact for the snapshot being written.
 const PARKED: u8 = 2;
 
-struct Slot {
-    fp: u64,
-    ts: i64,
-    id: Box<str>,
-    state: u8,
-}
-
-#[derive(Default)]
-struct Slab {
-    chunks: Vec<Vec<Slot>>,
-    len: usize,
-}
-
-impl Slab {
-    #[inline]
-    fn get(&self, h: u32) -> &Slot {
-        let h = h as usize;
-        &self.chunks[h / CHUNK][h % CHUNK]
-    }
-    #[inline]
-    fn get_mut(&mut self, h: u32) -> &mut Slot {
-        let h = h as usize;
-        &mut self.chunks[h / CHUNK][h % CHUNK]
-    }
-    fn push(&mut self, s: Slot) -> u32 {
-        if self.len.is_multiple_of(CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
-        }
-        self.chunks.last_mut().expect("chunk").push(s);
-        self.len += 1;
-        (self.len - 1) as u32
-    }
-}
-
 struct Segment {
     /// Immutable runs; `runs[0]` is the largest (the merged main run).
     runs: Vec<Arc<HammingIndex>>,
@@ -448,9 +417,8 @@ struct Segment {
 struct Inner {
     segments: BTreeMap<i64, Segment>,
     slab: Slab,
-    /// xxh3(id) → slot; ids whose hash collides with another live id live in `overflow`.
-    ids: HashMap<u64, u32, FastBuild>,
-    overflow: HashMap<Box<str>, u32>,
+    /// id → slot of the current document with that id.
+    ids: IdMap,
     free: Vec<u32>,
     parked: Vec<u32>,
     snapshotting: bool,
@@ -458,64 +426,95 @@ struct Inner {
 }
 
 impl Inner {
+    fn new() -> Inner {
+        Inner {
+            segments: BTreeMap::new(),
+            slab: Slab::default(),
+            ids: IdMap::default(),
+            free: Vec::new(),
+            parked: Vec::new(),
+            snapshotting: false,
+            floor: i64::MIN,
+        }
+    }
+
     fn lookup(&self, id: &str) -> Option<u32> {
-        let &s = self.ids.get(&xxh3(id.as_bytes()))?;
-        if &*self.slab.get(s).id == id {
-            Some(s)
-        } else {
-            self.overflow.get(id).copied()
-        }
+        let pos = self
+            .ids
+            .find(id_key(xxh3(id.as_bytes())), |s| self.slab.id(s) == id)?;
+        Some(self.ids.handle_at(pos))
     }
 
+    /// Maps `id` (the id of slot `slot`) to `slot`, replacing its previous mapping.
     fn map_insert(&mut self, id: &str, slot: u32) {
-        use std::collections::hash_map::Entry;
-        match self.ids.entry(xxh3(id.as_bytes())) {
-            Entry::Vacant(e) => {
-                e.insert(slot);
-            }
-            Entry::Occupied(mut e) => {
-                if &*self.slab.get(*e.get()).id == id {
-                    e.insert(slot);
-                } else {
-                    self.overflow.insert(id.into(), slot);
-                }
-            }
+        let key = id_key(xxh3(id.as_bytes()));
+        match self.ids.find(key, |s| self.slab.id(s) == id) {
+            Some(pos) => self.ids.set_at(pos, slot),
+            None => self.ids.insert(key, slot),
         }
     }
 
-    /// Removes `id → slot` if that is the current mapping.
-    fn map_remove(&mut self, id: &str, slot: u32) {
-        let h = xxh3(id.as_bytes());
-        if self.ids.get(&h) == Some(&slot) {
-            self.ids.remove(&h);
-            let promote = self
-                .overflow
-                .keys()
-                .find(|k| xxh3(k.as_bytes()) == h)
-                .cloned();
-            if let Some(k) = promote {
-                let s = self.overflow.remove(&k).expect("present");
-                self.ids.insert(h, s);
-            }
-        } else if self.overflow.get(id) == Some(&slot) {
-            self.overflow.remove(id);
+    /// Removes the mapping of slot `slot`'s id if it points to `slot`.
+    fn unmap(&mut self, slot: u32) {
+        let key = id_key(xxh3(self.slab.id(slot).as_bytes()));
+        if let Some(pos) = self.ids.find(key, |s| s == slot) {
+            self.ids.remove_at(pos);
         }
     }
 
     fn alloc(&mut self, fp: u64, ts: i64, id: &str) -> u32 {
-        let slot = Slot {
-            fp,
-            ts,
-            id: id.into(),
-            state: LIVE,
-        };
         if !self.snapshotting {
             if let Some(h) = self.free.pop() {
-                *self.slab.get_mut(h) = slot;
+                self.slab.set(h, fp, ts, id, LIVE);
                 return h;
             }
         }
-        self.slab.push(slot)
+        self.slab.push(fp, ts, id, LIVE)
+    }
+
+    /// Stores a document: its slot, its id mapping and its segment's head index. Returns true
+    /// when the head filled up and was frozen into a run (to be merged by maintenance).
+    fn insert_doc(
+        &mut self,
+        fp: u64,
+        ts: i64,
+        id: &str,
+        segment_ms: i64,
+        head_layout: &Layout,
+    ) -> Result<bool> {
+        let handle = self.alloc(fp, ts, id);
+        self.map_insert(id, handle);
+        let seg = self
+            .segments
+            .entry(ts.div_euclid(segment_ms))
+            .or_insert_with(|| Segment {
+                runs: Vec::new(),
+                head: HammingIndex::new(head_layout.clone()),
+                live: 0,
+            });
+        seg.head.insert(fp, handle)?;
+        seg.live += 1;
+        if seg.head.len() >= HEAD_MAX {
+            let full = std::mem::replace(&mut seg.head, HammingIndex::new(head_layout.clone()));
+            seg.runs.push(Arc::new(full));
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Removes a stored document (its run entries are filtered out by the slot check until
+    /// the next merge drops them).
+    fn remove_doc(&mut self, handle: u32, segment_ms: i64) {
+        let (fp, ts) = {
+            let s = self.slab.get(handle);
+            (s.fp, s.ts)
+        };
+        self.unmap(handle);
+        if let Some(seg) = self.segments.get_mut(&ts.div_euclid(segment_ms)) {
+            seg.live = seg.live.saturating_sub(1);
+            seg.head.remove(fp, handle);
+        }
+        self.release(handle);
     }
 
     /// Marks a dead slot free (or parked while a snapshot runs).
@@ -524,9 +523,7 @@ impl Inner {
             self.slab.get_mut(h).state = PARKED;
             self.parked.push(h);
         } else {
-            let s = self.slab.get_mut(h);
-            s.state = FREE;
-            s.id = Box::from("");
+            self.slab.free(h);
             self.free.push(h);
         }
     }
@@ -751,20 +748,7 @@ impl Shared {
 
     /// Inserts a document into memory (caller holds the decide mutex and has logged it).
     fn apply_insert(&self, inner: &mut Inner, fp: u64, ts: i64, id: &str) -> Result<()> {
-        let handle = inner.alloc(fp, ts, id);
-        inner.map_insert(id, handle);
-        let sid = self.segment_of(ts);
-        let head_layout = &self.head_layout;
-        let seg = inner.segments.entry(sid).or_insert_with(|| Segment {
-            runs: Vec::new(),
-            head: HammingIndex::new(head_layout.clone()),
-            live: 0,
-        });
-        seg.head.insert(fp, handle)?;
-        seg.live += 1;
-        if seg.head.len() >= HEAD_MAX {
-            let full = std::mem::replace(&mut seg.head, HammingIndex::new(head_layout.clone()));
-            seg.runs.push(Arc::new(full));
+        if inner.insert_doc(fp, ts, id, self.segment_ms, &self.head_layout)? {
             self.wake.notify_all();
         }
         Ok(())
@@ -772,16 +756,7 @@ impl Shared {
 
     /// Removes a live document from memory (caller holds the decide mutex and has logged it).
     fn apply_remove(&self, inner: &mut Inner, handle: u32) {
-        let (fp, ts, id) = {
-            let s = inner.slab.get(handle);
-            (s.fp, s.ts, s.id.clone())
-        };
-        inner.map_remove(&id, handle);
-        if let Some(seg) = inner.segments.get_mut(&self.segment_of(ts)) {
-            seg.live = seg.live.saturating_sub(1);
-            seg.head.remove(fp, handle);
-        }
-        inner.release(handle);
+        inner.remove_doc(handle, self.segment_ms);
     }
 }
 
@@ -845,110 +820,13 @@ impl Engine {
             },
             e => EngineError::Store(e),
         })?;
-        let corrupt = |reason: String| EngineError::Corrupt {
-            dir: dir.clone(),
-            reason,
-        };
-
-        // Rebuild records: snapshot, then log.
-        let mut inner = Inner {
-            segments: BTreeMap::new(),
-            slab: Slab::default(),
-            ids: HashMap::with_hasher(FastBuild::default()),
-            overflow: HashMap::new(),
-            free: Vec::new(),
-            parked: Vec::new(),
-            snapshotting: false,
+        let now = clock.now_ms();
+        let horizon = Horizon {
+            expired_at: now.saturating_sub(retention_ms),
             floor: i64::MIN,
         };
-        let now = clock.now_ms();
-        let expired_at = now.saturating_sub(retention_ms);
-        // `newer_wins`: snapshot entries are in slot order, so of two records with one id the
-        // newer timestamp wins; log records are in LSN order, so the later one wins.
-        let load = |inner: &mut Inner, fp: u64, ts: i64, id: &str, newer_wins: bool| {
-            if let Some(old) = inner.lookup(id) {
-                if newer_wins && inner.slab.get(old).ts > ts {
-                    return;
-                }
-                inner.map_remove(id, old);
-                inner.release(old);
-            }
-            let h = inner.alloc(fp, ts, id);
-            inner.map_insert(id, h);
-        };
-        if let Some(snap) = &recovered.snapshot {
-            let body = records::decode_snapshot(snap.body()).map_err(&corrupt)?;
-            inner.floor = body.floor;
-            inner.ids.reserve(body.entries.len());
-            for (fp, ts, id) in body.entries {
-                if ts > expired_at && ts >= inner.floor {
-                    load(&mut inner, fp, ts, id, true);
-                }
-            }
-        }
-        for (lsn, rec) in recovered.log.iter() {
-            match records::decode(rec).map_err(|r| corrupt(format!("log record {lsn}: {r}")))? {
-                Record::Insert { fp, ts, id } => load(&mut inner, fp, ts, id, false),
-                Record::Remove { id } => {
-                    if let Some(h) = inner.lookup(id) {
-                        inner.map_remove(id, h);
-                        inner.release(h);
-                    }
-                }
-                Record::Floor { floor } => inner.floor = inner.floor.max(floor),
-            }
-        }
-        drop(recovered);
-        // Group live documents by segment and bulk-build one index per segment.
-        let horizon = Horizon {
-            expired_at,
-            floor: inner.floor,
-        };
-        let mut by_seg: BTreeMap<i64, Vec<(u64, u32)>> = BTreeMap::new();
-        let mut dead = Vec::new();
-        for (ci, chunk) in inner.slab.chunks.iter().enumerate() {
-            for (i, s) in chunk.iter().enumerate() {
-                let h = (ci * CHUNK + i) as u32;
-                if s.state != LIVE {
-                    continue;
-                }
-                if horizon.live(s.ts) {
-                    by_seg
-                        .entry(s.ts.div_euclid(segment_ms))
-                        .or_default()
-                        .push((s.fp, h));
-                } else {
-                    dead.push(h);
-                }
-            }
-        }
-        for h in dead {
-            let id = inner.slab.get(h).id.clone();
-            inner.map_remove(&id, h);
-            inner.release(h);
-        }
-        let recovered_docs: u64 = by_seg.values().map(|v| v.len() as u64).sum();
-        let plan = |n: usize| {
-            let n = n.max(1) as u64;
-            Layout::plan(n, cfg.distance, n.saturating_mul(cfg.index_bytes_per_doc))
-        };
-        let built: Vec<(i64, usize, HammingIndex)> = by_seg
-            .into_par_iter()
-            .map(|(sid, entries)| {
-                let idx = HammingIndex::build(plan(entries.len())?, &entries)?;
-                Ok((sid, entries.len(), idx))
-            })
-            .collect::<Result<_, neardup_index::Error>>()?;
-        for (sid, n, idx) in built {
-            inner.segments.insert(
-                sid,
-                Segment {
-                    runs: vec![Arc::new(idx)],
-                    head: HammingIndex::new(head_layout.clone()),
-                    live: n as u64,
-                },
-            );
-        }
+        let (inner, recovered_docs) =
+            recover::recover(&dir, recovered, &cfg, horizon, segment_ms, &head_layout)?;
 
         let shared = Arc::new(Shared {
             dir,
@@ -1123,7 +1001,7 @@ impl Engine {
                         .map(|s| (s, crate::hamming(fp, inner.slab.get(s).fp)));
                     match same.or_else(|| sh.best(&inner, h, fp)) {
                         Some((handle, distance)) => Err(Decision::Duplicate {
-                            of: inner.slab.get(handle).id.to_string(),
+                            of: inner.slab.id(handle).to_string(),
                             distance,
                         }),
                         None => Ok(h.live(ts)),
@@ -1204,7 +1082,7 @@ impl Engine {
             .map(|(d, ts, handle)| {
                 let s = inner.slab.get(handle);
                 Hit {
-                    id: s.id.to_string(),
+                    id: inner.slab.id(handle).to_string(),
                     fingerprint: s.fp,
                     distance: d,
                     timestamp_ms: ts,
@@ -1227,9 +1105,10 @@ impl Engine {
         let sh = &*self.shared;
         let inner = sh.read();
         let h = sh.horizon(&inner);
-        let s = inner.slab.get(inner.lookup(id)?);
+        let handle = inner.lookup(id)?;
+        let s = inner.slab.get(handle);
         (s.state == LIVE && h.live(s.ts)).then(|| DocInfo {
-            id: s.id.to_string(),
+            id: inner.slab.id(handle).to_string(),
             fingerprint: s.fp,
             timestamp_ms: s.ts,
         })
@@ -1302,17 +1181,10 @@ impl Engine {
             s.index_bytes += seg.runs.iter().map(|r| r.heap_bytes() as u64).sum::<u64>()
                 + seg.head.heap_bytes() as u64;
         }
-        let slots = inner.slab.len as u64;
-        // Id bytes estimated from the first chunk (a full scan would hold the lock too long).
-        let sample = inner
-            .slab
-            .chunks
-            .first()
-            .map_or(&[][..], |c| &c[..c.len().min(1024)]);
-        let avg_id =
-            sample.iter().map(|x| x.id.len() as u64).sum::<u64>() / sample.len().max(1) as u64;
-        s.record_bytes = slots * (std::mem::size_of::<Slot>() as u64 + avg_id)
-            + inner.ids.capacity() as u64 * 13;
+        s.record_bytes = (inner.slab.heap_bytes()
+            + inner.ids.heap_bytes()
+            + (inner.free.capacity() + inner.parked.capacity()) * 4)
+            as u64;
         s
     }
 
@@ -1554,8 +1426,7 @@ fn expire(sh: &Shared) {
             for &(fp, h) in chunk {
                 let s = inner.slab.get(h);
                 if s.state == LIVE && s.fp == fp && s.ts.div_euclid(sh.segment_ms) == sid {
-                    let id = s.id.clone();
-                    inner.map_remove(&id, h);
+                    inner.unmap(h);
                     inner.release(h);
                     n += 1;
                 }
@@ -1665,7 +1536,7 @@ fn snapshot(sh: &Shared) -> Result<()> {
                 for h in start..end {
                     let s = inner.slab.get(h as u32);
                     if s.state != FREE {
-                        SnapshotWriter::entry(&mut buf, s.fp, s.ts, &s.id);
+                        SnapshotWriter::entry(&mut buf, s.fp, s.ts, inner.slab.id(h as u32));
                         count += 1;
                     }
                 }

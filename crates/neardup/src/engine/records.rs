@@ -109,42 +109,72 @@ impl<'w> SnapshotWriter<'w> {
     }
 }
 
-/// A decoded snapshot: the floor and `(fp, ts, id)` entries.
-pub(crate) struct SnapshotBody<'a> {
-    pub floor: i64,
-    pub entries: Vec<(u64, i64, &'a str)>,
-}
-
-pub(crate) fn decode_snapshot(b: &[u8]) -> Result<SnapshotBody<'_>, String> {
+/// Reads the floor from a snapshot body's header.
+pub(crate) fn snapshot_floor(b: &[u8]) -> Result<i64, String> {
     if b.get(..8) != Some(&SNAPSHOT_MAGIC[..]) {
         return Err("snapshot body does not start with the engine magic NDENGSN1".into());
     }
-    let floor = u64_at(b, 8).ok_or("snapshot ends in its header")? as i64;
-    let mut at = 16;
-    let mut entries = Vec::new();
+    Ok(u64_at(b, 8).ok_or("snapshot ends in its header")? as i64)
+}
+
+/// Offset of the first entry of a snapshot body.
+pub(crate) const FIRST_ENTRY: usize = 16;
+
+/// Walks a snapshot body (after [`snapshot_floor`]) checking its framing and trailer without
+/// reading ids: calls `entry(offset, ts)` for each entry in order. Returns the entry count.
+pub(crate) fn scan_snapshot(b: &[u8], mut entry: impl FnMut(usize, i64)) -> Result<u64, String> {
+    let mut at = FIRST_ENTRY;
+    let mut n = 0u64;
     loop {
         let len = u32_at(b, at).ok_or_else(|| format!("snapshot ends at byte {at}"))?;
         if len == u32::MAX {
             let count = u64_at(b, at + 4).ok_or("snapshot ends in its trailer")?;
-            if count != entries.len() as u64 || at + 12 != b.len() {
+            if count != n || at + 12 != b.len() {
                 return Err(format!(
-                    "snapshot trailer says {count} entries, body holds {}",
-                    entries.len()
+                    "snapshot trailer says {count} entries, body holds {n}"
                 ));
             }
-            return Ok(SnapshotBody { floor, entries });
+            return Ok(n);
         }
-        let fp = u64_at(b, at + 4).ok_or("snapshot entry cut short")?;
         let ts = u64_at(b, at + 12).ok_or("snapshot entry cut short")? as i64;
-        let start = at + 20;
-        let end = start
+        at = (at + 20)
             .checked_add(len as usize)
             .filter(|&e| e <= b.len())
             .ok_or("snapshot entry id cut short")?;
-        let id = std::str::from_utf8(&b[start..end]).map_err(|_| "snapshot id is not UTF-8")?;
-        entries.push((fp, ts, id));
-        at = end;
+        entry(at - 20 - len as usize, ts);
+        n += 1;
     }
+}
+
+/// The entry at offset `at` of a body that [`scan_snapshot`] accepted: `(fp, ts, id, next)`.
+/// Only the id's UTF-8 is left to check.
+#[inline]
+pub(crate) fn snapshot_entry(b: &[u8], at: usize) -> Result<(u64, i64, &str, usize), String> {
+    let len = u32_at(b, at).ok_or("snapshot entry cut short")? as usize;
+    let fp = u64_at(b, at + 4).ok_or("snapshot entry cut short")?;
+    let ts = u64_at(b, at + 12).ok_or("snapshot entry cut short")? as i64;
+    let id = b
+        .get(at + 20..at + 20 + len)
+        .ok_or("snapshot entry id cut short")?;
+    let id = std::str::from_utf8(id).map_err(|_| "snapshot id is not UTF-8")?;
+    Ok((fp, ts, id, at + 20 + len))
+}
+
+/// A snapshot's `(fp, ts, id)` entries.
+#[cfg(test)]
+type Entries<'a> = Vec<(u64, i64, &'a str)>;
+
+/// Decodes a whole snapshot body: the floor and the entries (tests).
+#[cfg(test)]
+pub(crate) fn decode_snapshot(b: &[u8]) -> Result<(i64, Entries<'_>), String> {
+    let floor = snapshot_floor(b)?;
+    let mut offsets = Vec::new();
+    scan_snapshot(b, |at, _| offsets.push(at))?;
+    let entries = offsets
+        .into_iter()
+        .map(|at| snapshot_entry(b, at).map(|(fp, ts, id, _)| (fp, ts, id)))
+        .collect::<Result<_, _>>()?;
+    Ok((floor, entries))
 }
 
 #[cfg(test)]
@@ -187,9 +217,9 @@ mod tests {
             w.flush(&mut buf, 2).unwrap();
             w.finish().unwrap();
         }
-        let s = decode_snapshot(&out).unwrap();
-        assert_eq!(s.floor, 5);
-        assert_eq!(s.entries, vec![(1, 2, "one"), (3, 4, "")]);
+        let (floor, entries) = decode_snapshot(&out).unwrap();
+        assert_eq!(floor, 5);
+        assert_eq!(entries, vec![(1, 2, "one"), (3, 4, "")]);
         for cut in 0..out.len() {
             assert!(decode_snapshot(&out[..cut]).is_err(), "cut at {cut}");
         }

@@ -1,0 +1,214 @@
+//! Recovery at open. The newest snapshot is loaded in bulk: its framing is checked in one
+//! sequential pass, its entries are decoded into slab chunks (and grouped by time segment) on
+//! all cores, then one index per segment is bulk-built (in parallel) while the id map is filled
+//! in key order. The log is then replayed record by record through the same in-memory paths as
+//! live writes (inserts go to the segments' heads, removals are filtered by the slot check until
+//! maintenance merges the runs).
+//!
+//! Snapshot entries are normally unique by id, but a document that expired and was stored again
+//! under the same id before its slot was reclaimed appears twice: of two entries with one id the
+//! newer timestamp wins (ties: the later entry), as when the log is replayed in order.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use neardup_index::{HammingIndex, Layout};
+use neardup_store::Recovered;
+use rayon::prelude::*;
+
+use super::records::{self, Record};
+use super::slab::{id_key, Chunk, IdMap, Slab};
+use super::{EngineConfig, EngineError, Horizon, Inner, Result, Segment, CHUNK, LIVE};
+use crate::hash::xxh3;
+
+/// `(fingerprint, handle)` entries of one segment, in parts (one per slab chunk).
+type Parts = Vec<Vec<(u64, u32)>>;
+/// A decoded snapshot: id-map keys (one vector per slab chunk) and each segment's entries.
+type Decoded = (Vec<Vec<u64>>, BTreeMap<i64, Parts>);
+
+/// Rebuilds the in-memory state from what the store recovered; returns it and the number of
+/// stored documents. `horizon.floor` is ignored (the snapshot and log carry the floor).
+pub(super) fn recover(
+    dir: &Path,
+    recovered: Recovered,
+    cfg: &EngineConfig,
+    horizon: Horizon,
+    segment_ms: i64,
+    head_layout: &Layout,
+) -> Result<(Inner, u64)> {
+    let corrupt = |reason: String| EngineError::Corrupt {
+        dir: dir.to_path_buf(),
+        reason,
+    };
+    let mut inner = Inner::new();
+    if let Some(snap) = &recovered.snapshot {
+        let (keys, by_seg) =
+            decode_snapshot(&mut inner, snap.body(), horizon.expired_at, segment_ms)
+                .map_err(corrupt)?;
+        let plan = |n: usize| {
+            let n = n.max(1) as u64;
+            Layout::plan(n, cfg.distance, n.saturating_mul(cfg.index_bytes_per_doc))
+        };
+        let mut ids = IdMap::with_capacity(keys.iter().map(Vec::len).sum());
+        let slab = &inner.slab;
+        // The id map is filled on one thread while the indexes build on the others.
+        let (lost, built) = rayon::join(
+            || {
+                let mut lost = Vec::new();
+                ids.insert_bulk(
+                    keys,
+                    |a, b| slab.id(a) == slab.id(b),
+                    // Newer timestamp wins; ties: the later entry (higher handle).
+                    |a, b| {
+                        if (slab.get(a).ts, a) > (slab.get(b).ts, b) {
+                            a
+                        } else {
+                            b
+                        }
+                    },
+                    |h| lost.push(h),
+                );
+                lost
+            },
+            || {
+                by_seg
+                    .into_par_iter()
+                    .map(|(sid, parts)| {
+                        let refs: Vec<&[(u64, u32)]> = parts.iter().map(Vec::as_slice).collect();
+                        let n = refs.iter().map(|p| p.len()).sum::<usize>();
+                        let idx = HammingIndex::build_parts(plan(n)?, &refs)?;
+                        Ok((sid, n, idx))
+                    })
+                    .collect::<Result<Vec<_>, neardup_index::Error>>()
+            },
+        );
+        inner.ids = ids;
+        for (sid, n, idx) in built? {
+            inner.segments.insert(
+                sid,
+                Segment {
+                    runs: vec![Arc::new(idx)],
+                    head: HammingIndex::new(head_layout.clone()),
+                    live: n as u64,
+                },
+            );
+        }
+        // Entries that lost to a newer one with the same id: not stored (their index entries
+        // fail the slot check).
+        for h in lost {
+            let sid = inner.slab.get(h).ts.div_euclid(segment_ms);
+            if let Some(seg) = inner.segments.get_mut(&sid) {
+                seg.live -= 1;
+            }
+            inner.release(h);
+        }
+    }
+    for (lsn, rec) in recovered.log.iter() {
+        match records::decode(rec).map_err(|r| corrupt(format!("log record {lsn}: {r}")))? {
+            Record::Insert { fp, ts, id } => {
+                // Log records are in LSN order: the later one wins.
+                if let Some(old) = inner.lookup(id) {
+                    inner.remove_doc(old, segment_ms);
+                }
+                let h = Horizon {
+                    floor: inner.floor,
+                    ..horizon
+                };
+                if h.live(ts) {
+                    inner.insert_doc(fp, ts, id, segment_ms, head_layout)?;
+                }
+            }
+            Record::Remove { id } => {
+                if let Some(h) = inner.lookup(id) {
+                    inner.remove_doc(h, segment_ms);
+                }
+            }
+            Record::Floor { floor } => inner.floor = inner.floor.max(floor),
+        }
+    }
+    let documents = inner.segments.values().map(|s| s.live).sum();
+    Ok((inner, documents))
+}
+
+/// Loads a snapshot body into an empty `inner` (slab and floor), keeping the entries live at
+/// `expired_at` and the body's floor. Returns the id-map keys (per chunk) and the
+/// `(fingerprint, handle)` entries of each segment.
+fn decode_snapshot(
+    inner: &mut Inner,
+    body: &[u8],
+    expired_at: i64,
+    segment_ms: i64,
+) -> Result<Decoded, String> {
+    let floor = records::snapshot_floor(body)?;
+    inner.floor = floor;
+    let keep = |ts: i64| ts > expired_at && ts >= floor;
+    // Pass 1 (sequential, framing only): where each chunk of CHUNK kept entries starts.
+    let mut starts = Vec::new();
+    let mut kept = 0usize;
+    records::scan_snapshot(body, |at, ts| {
+        if keep(ts) {
+            if kept.is_multiple_of(CHUNK) {
+                starts.push(at);
+            }
+            kept += 1;
+        }
+    })?;
+    if kept >= u32::MAX as usize {
+        return Err(format!(
+            "snapshot holds {kept} documents, more than handles can address"
+        ));
+    }
+    // Pass 2 (parallel): decode each chunk; keys for the id map.
+    type ChunkOut = (Chunk, Vec<u64>, Vec<(i64, Vec<(u64, u32)>)>);
+    let decoded: Vec<ChunkOut> = starts
+        .par_iter()
+        .enumerate()
+        .map(|(ci, &start)| {
+            let n = CHUNK.min(kept - ci * CHUNK);
+            let end = starts.get(ci + 1).copied().unwrap_or(body.len());
+            let mut chunk = Chunk::with_capacity(n, (end - start).saturating_sub(20 * n));
+            let mut keys = Vec::with_capacity(n);
+            let mut groups: Vec<(i64, Vec<(u64, u32)>)> = Vec::new();
+            // Segment of the last entry and the timestamps it spans (saves a division per entry).
+            let (mut lo, mut hi, mut g) = (i64::MAX, i64::MIN, 0);
+            let mut at = start;
+            while chunk.len() < n {
+                let (fp, ts, id, next) = records::snapshot_entry(body, at)?;
+                at = next;
+                if keep(ts) {
+                    let h = (ci * CHUNK + chunk.len()) as u32;
+                    keys.push(u64::from(id_key(xxh3(id.as_bytes()))) << 32 | u64::from(h));
+                    chunk.push(fp, ts, id, LIVE);
+                    if ts < lo || ts > hi {
+                        let sid = ts.div_euclid(segment_ms);
+                        lo = sid.saturating_mul(segment_ms);
+                        hi = lo.saturating_add(segment_ms - 1);
+                        g = match groups.iter().position(|x| x.0 == sid) {
+                            Some(g) => g,
+                            None => {
+                                groups.push((sid, Vec::with_capacity(n - chunk.len() + 1)));
+                                groups.len() - 1
+                            }
+                        };
+                    }
+                    groups[g].1.push((fp, h));
+                }
+            }
+            Ok((chunk, keys, groups))
+        })
+        .collect::<Result<_, String>>()?;
+    let mut chunks = Vec::with_capacity(decoded.len());
+    let mut keys = Vec::with_capacity(decoded.len());
+    let mut by_seg: BTreeMap<i64, Parts> = BTreeMap::new();
+    for (c, k, groups) in decoded {
+        chunks.push(c);
+        keys.push(k);
+        for (sid, mut part) in groups {
+            part.shrink_to_fit();
+            by_seg.entry(sid).or_default().push(part);
+        }
+    }
+    inner.slab = Slab::from_chunks(chunks);
+    Ok((keys, by_seg))
+}
