@@ -8,8 +8,8 @@
 //! taking the record, a thread hand-off even with sync none).
 //!
 //! Environment:
-//! - `NEARDUP_BENCH_DIR=/path`: keep the preloaded engine there. A later run that finds at
-//!   least N documents in it skips the preload (minutes at 50 M) and measures the restart of
+//! - `NEARDUP_BENCH_DIR=/path`: keep the preloaded engine there. A later run that finds
+//!   (nearly) N documents in it skips the preload (minutes at 50 M) and measures the restart of
 //!   that directory; otherwise it preloads into it. Measured documents get fresh ids, and the
 //!   run ends with a snapshot, so the directory stays reusable. Unset: a temporary directory.
 //! - `NEARDUP_BENCH_RESTARTS=r`: measure r restarts and print their median (default 1).
@@ -117,6 +117,12 @@ fn restart(
     (e, secs)
 }
 
+/// Documents a preload of `n` stores: random fingerprints within the distance of an earlier one
+/// (about `n^2 * 43 000 / 2^65`: 3 at 50 M) are answered "duplicate" and not stored.
+fn min_docs(n: usize) -> u64 {
+    n as u64 - n as u64 / 10_000
+}
+
 const START_MS: i64 = 1_699_984_800_000;
 const DAY_MS: i64 = 86_400_000;
 
@@ -156,7 +162,7 @@ fn engine_benches(c: &mut Criterion) {
     let have_enough = std::fs::read_dir(dir.path()).unwrap().next().is_some() && {
         clock.set(START_MS + DAY_MS);
         let (e, secs) = restart(dir.path(), &fpr, &cfg, &clock);
-        let enough = e.stats().documents >= n as u64;
+        let enough = e.stats().documents >= min_docs(n);
         if enough {
             times.push(secs);
             engine = Some(e);
@@ -184,9 +190,13 @@ fn engine_benches(c: &mut Criterion) {
         times[times.len() / 2]
     );
     let s = e.stats();
-    assert!(s.documents >= n as u64);
+    assert!(s.documents >= min_docs(n));
     for j in [0, n / 2, n - 1] {
-        assert_eq!(e.get(&format!("doc-{j}")).unwrap().fingerprint, fps[j]);
+        // Stored, or a near-duplicate of a stored document.
+        match e.get(&format!("doc-{j}")) {
+            Some(d) => assert_eq!(d.fingerprint, fps[j]),
+            None => assert!(!e.query_fingerprint(fps[j]).hits.is_empty()),
+        }
     }
     if std::env::var_os("NEARDUP_BENCH_RESTART_ONLY").is_some() {
         return;
