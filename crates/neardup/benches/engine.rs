@@ -276,10 +276,11 @@ fn engine_benches(c: &mut Criterion) {
             let o = e
                 .check_and_insert(Doc::fingerprint(format!("dup-{run}-{j}"), fps[j] ^ 0b11))
                 .unwrap();
-            assert!(matches!(
-                o.decision,
-                Decision::Duplicate { distance: 2, .. }
-            ));
+            // doc-j itself may be one of the few near-duplicates the preload did not store.
+            assert!(
+                matches!(o.decision, Decision::Duplicate { distance: 2, .. })
+                    || e.get(&format!("doc-{j}")).is_none()
+            );
             o
         })
     });
@@ -287,7 +288,10 @@ fn engine_benches(c: &mut Criterion) {
         b.iter(|| {
             j = (j + 7919) % n;
             let q = e.query_fingerprint(fps[j] ^ 1);
-            assert_eq!(q.hits[0].distance, 1);
+            assert!(
+                q.hits.first().map(|h| h.distance) == Some(1)
+                    || e.get(&format!("doc-{j}")).is_none()
+            );
             q
         })
     });
