@@ -855,6 +855,9 @@ impl Engine {
             wake: Condvar::new(),
             cfg,
         });
+        // Log replay inserts through the segments' heads: merge the runs it froze now, so that
+        // queries do not probe them one by one until the first maintenance round.
+        merge_runs(&shared)?;
         let maintenance = shared.cfg.maintenance_interval.map(|iv| {
             let sh = Arc::clone(&shared);
             std::thread::Builder::new()
