@@ -7,6 +7,9 @@
 //! after each answer. The parent kills it with SIGKILL at seeded-random moments (many rounds,
 //! reusing the directory, so later rounds also recover from earlier kills), reopens the
 //! engine and asserts: every document acknowledged `unique` is present with its fingerprint;
+//! every fourth round kills the child **during recovery** (at a random instant between the
+//! start of `Engine::open` and its return: torn-tail truncation, file cleanup, index builds,
+//! the end-of-open merge), so the next recovery starts from a half-recovered directory;
 //! every document a `dup` answer pointed at is present; and nothing is duplicated (no stored
 //! document has another stored document within the distance).
 
@@ -20,7 +23,7 @@ use neardup::engine::{Decision, Doc, Engine, EngineConfig, SyncMode, SystemClock
 use neardup::index::gen::SplitMix64;
 use neardup::{FingerprintConfig, Fingerprinter};
 
-const ROUNDS: u64 = 16;
+const ROUNDS: u64 = 24;
 const THREADS: u64 = 4;
 
 fn cfg() -> EngineConfig {
@@ -34,7 +37,13 @@ fn cfg() -> EngineConfig {
 }
 
 fn open(dir: &str) -> Engine {
-    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    open_with(
+        dir,
+        Fingerprinter::new(FingerprintConfig::default()).unwrap(),
+    )
+}
+
+fn open_with(dir: &str, fp: Fingerprinter) -> Engine {
     Engine::open(dir, fp, cfg(), Arc::new(SystemClock)).expect("recovery")
 }
 
@@ -47,7 +56,10 @@ fn engine_crash_child() {
         .unwrap()
         .parse()
         .unwrap();
-    let engine = Arc::new(open(&dir));
+    // The dictionary loads first, so that OPENING .. READY is the recovery alone.
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    println!("\nOPENING");
+    let engine = Arc::new(open_with(&dir, fp));
     println!("\nREADY");
     let mut handles = Vec::new();
     for t in 0..THREADS {
@@ -103,6 +115,8 @@ fn acknowledged_documents_survive_sigkill() {
     let mut rng = SplitMix64::new(42);
     let mut unique: HashMap<String, u64> = HashMap::new();
     let mut pointed: Vec<String> = Vec::new();
+    let mut recovery_us = 1_000u64;
+    let mut killed_in_recovery = 0;
     for round in 0..ROUNDS {
         let mut child = Command::new(&exe)
             .args([
@@ -127,32 +141,54 @@ fn acknowledged_documents_survive_sigkill() {
                 }
             }
         });
-        // Wait until recovery is done (the fingerprinter's dictionary loads first, which is
-        // slow in debug builds), then kill: some rounds at once, most mid-ingest.
+        // Wait until recovery starts (the fingerprinter's dictionary loads first, which is
+        // slow in debug builds). Every fourth round kills during recovery; the others wait
+        // until it is done and kill at once or mid-ingest.
         let mut early = Vec::new();
         let ready_by = Instant::now() + Duration::from_secs(120);
-        loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(l) if l.trim() == "READY" => break,
+        let wait_for = |what: &str, early: &mut Vec<String>| loop {
+            match rx.recv_timeout(Duration::from_millis(1)) {
+                Ok(l) if l.trim() == what => break,
                 Ok(l) => early.push(l),
-                Err(_) if Instant::now() > ready_by => panic!("child never became ready"),
+                Err(_) if Instant::now() > ready_by => panic!("child never printed {what}"),
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("child died"),
                 Err(_) => {}
             }
-        }
-        let delay = if round % 4 == 3 {
-            Duration::from_millis(rng.below(30))
-        } else {
-            Duration::from_millis(100 + rng.below(400))
         };
-        let start = Instant::now();
-        while start.elapsed() < delay {
-            std::thread::sleep(Duration::from_millis(2));
+        wait_for("OPENING", &mut early);
+        let opening = Instant::now();
+        let in_recovery = round % 4 == 1;
+        if in_recovery {
+            // A random instant inside the last measured recovery time.
+            let at = Duration::from_micros(rng.below(recovery_us.max(1)));
+            while opening.elapsed() < at {
+                std::hint::spin_loop();
+            }
+        } else {
+            wait_for("READY", &mut early);
+            recovery_us = opening.elapsed().as_micros() as u64;
+            let delay = if round % 4 == 3 {
+                Duration::from_millis(rng.below(30))
+            } else {
+                Duration::from_millis(100 + rng.below(400))
+            };
+            let start = Instant::now();
+            while start.elapsed() < delay {
+                std::thread::sleep(Duration::from_millis(2));
+            }
         }
         child.kill().unwrap();
         child.wait().unwrap();
         reader.join().unwrap();
-        for line in early.into_iter().chain(rx.try_iter()) {
+        early.extend(rx.try_iter());
+        if in_recovery && !early.iter().any(|l| l.trim() == "READY") {
+            killed_in_recovery += 1;
+            assert!(
+                !early.iter().any(|l| l.starts_with("ACK")),
+                "killed during recovery, yet documents were acknowledged"
+            );
+        }
+        for line in early {
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() == 5 && f[0] == "ACK" {
                 if f[3] == "unique" {
@@ -163,6 +199,14 @@ fn acknowledged_documents_survive_sigkill() {
             }
         }
     }
+    eprintln!(
+        "{killed_in_recovery} of {} kills aimed at recovery landed inside it (recovery ≈ {recovery_us} µs)",
+        ROUNDS / 4
+    );
+    assert!(
+        killed_in_recovery > 0,
+        "no kill landed inside recovery (recovery took {recovery_us} µs)"
+    );
     assert!(
         unique.len() > 50,
         "too few acknowledgements ({}) to mean anything",
