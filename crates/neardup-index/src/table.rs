@@ -48,24 +48,40 @@ fn lowmask(bits: u32) -> u64 {
 /// access. Must be called before the pages are first written. Purely advisory: errors are
 /// ignored and other platforms do nothing.
 fn advise_huge<T>(v: &[T]) {
+    advise_huge_range(v.as_ptr() as usize, std::mem::size_of_val(v));
+}
+
+fn advise_huge_range(start: usize, len: usize) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
-        let start = v.as_ptr() as usize;
-        let end = start + std::mem::size_of_val(v);
+        let end = start + len;
         let a = start.div_ceil(HUGE) * HUGE;
         let b = end / HUGE * HUGE;
         if b > a {
-            // SAFETY: the range lies inside `v`'s allocation; MADV_HUGEPAGE does not change its
-            // contents or validity, only how the kernel backs it.
+            // SAFETY: the range lies inside one live allocation; MADV_HUGEPAGE does not change
+            // its contents or validity, only how the kernel backs it.
             unsafe {
                 libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
             }
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = v;
+    let _ = (start, len);
 }
+
+/// `vec![value; n]` backed by transparent huge pages where Linux allows (advised before the
+/// pages are first written). For large tables probed at random — an id hash table, say — where
+/// 4 KiB pages would cost a TLB miss per probe.
+pub fn huge_vec<T: Clone>(n: usize, value: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    advise_huge_range(v.as_ptr() as usize, n * std::mem::size_of::<T>());
+    v.resize(n, value);
+    v
+}
+
+/// Most cache lines of one slot's prefilter that a query prefetches.
+const PREFETCH_LINES: usize = 8;
 
 #[inline(always)]
 fn prefetch<T>(p: *const T) {
@@ -321,8 +337,18 @@ impl Table {
     #[inline(always)]
     pub fn prefetch_data(&self, qp: u64) {
         if self.d <= self.key_bits && !self.top.is_empty() {
-            let a = self.dir[(qp >> (64 - self.d)) as usize] as usize;
-            prefetch(self.top.as_ptr().wrapping_add(a));
+            let s = (qp >> (64 - self.d)) as usize;
+            let a = self.dir[s] as usize;
+            let b = self.dir[s + 1] as usize;
+            // Every cache line of the slot's 32-bit prefilter (the scan reads all of them), up
+            // to PREFETCH_LINES: a large slot then streams in parallel with the other probes
+            // instead of missing line by line.
+            let end = b.min(a + PREFETCH_LINES * 16);
+            let mut i = a;
+            while i < end {
+                prefetch(self.top.as_ptr().wrapping_add(i));
+                i += 16;
+            }
             prefetch(self.bot.as_ptr().wrapping_add(a));
         }
         if self.key_bits >= DELTA_BITS && !self.delta.is_empty() {

@@ -220,7 +220,7 @@ impl IdMap {
             .trailing_zeros()
             .clamp(4, 32);
         IdMap {
-            table: vec![EMPTY; 1 << bits],
+            table: neardup_index::huge_vec(1 << bits, EMPTY),
             bits,
             len: 0,
         }
@@ -290,7 +290,10 @@ impl IdMap {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.table, vec![EMPTY; 1 << (self.bits + 1)]);
+        let old = std::mem::replace(
+            &mut self.table,
+            neardup_index::huge_vec(1 << (self.bits + 1), EMPTY),
+        );
         self.bits += 1;
         // Doubling keeps the old order roughly sorted by the new home: writes move forward
         // through the new table (cache friendly).
