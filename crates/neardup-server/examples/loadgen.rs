@@ -21,6 +21,12 @@ use std::time::Instant;
 use neardup_server::client::Client;
 use serde_json::json;
 
+/// Reports a fatal error and exits (status 1).
+fn fail(msg: &str) -> ! {
+    eprintln!("loadgen: {msg}");
+    std::process::exit(1)
+}
+
 struct Opts {
     addr: SocketAddr,
     clients: usize,
@@ -133,7 +139,12 @@ fn main() {
                 o.dup_rate,
             );
             tasks.push(tokio::spawn(async move {
-                let mut client = Client::connect(addr).await.expect("connect");
+                let mut client = match Client::connect(addr).await {
+                    Ok(c) => c,
+                    Err(e) => fail(&format!(
+                        "cannot connect to {addr}: {e} (is `neardup serve` running there?)"
+                    )),
+                };
                 if let Some(t) = &token {
                     client = client.with_token(t);
                 }
@@ -175,7 +186,12 @@ fn main() {
                         ("/v1/documents/batch", format!("[{}]", items.join(",")))
                     };
                     let t = Instant::now();
-                    let (status, resp) = client.post_json(path, &body).await.expect("request");
+                    let (status, resp) = match client.post_json(path, &body).await {
+                        Ok(r) => r,
+                        Err(e) => fail(&format!(
+                            "request to {addr}{path} failed: {e} (did the server stop?)"
+                        )),
+                    };
                     lat.push(t.elapsed().as_micros() as u64);
                     if status != 200 {
                         errors += 1;
