@@ -12,7 +12,8 @@
 //! Fingerprint mode sends random fingerprints, a `--dup-rate` share of them within distance
 //! 2 of an earlier one. Text mode cuts the corpus (`{"text": …}` JSON lines) into documents of
 //! about `--doc-bytes` bytes. Options: `--token T`, `--prefix P` (id prefix, to rerun against
-//! a non-empty server).
+//! a non-empty server), `--threads N` (the generator's own worker threads; default one per
+//! core — on the server's machine, fewer leave it more CPU).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -38,6 +39,7 @@ struct Opts {
     dup_rate: f64,
     token: Option<String>,
     prefix: String,
+    threads: usize,
 }
 
 fn parse() -> Opts {
@@ -52,6 +54,7 @@ fn parse() -> Opts {
         dup_rate: 0.1,
         token: std::env::var("NEARDUP_TOKEN").ok(),
         prefix: format!("lg{}-", std::process::id()),
+        threads: 0,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -68,6 +71,7 @@ fn parse() -> Opts {
             "--dup-rate" => o.dup_rate = v.parse().expect("--dup-rate 0..1"),
             "--token" => o.token = Some(v),
             "--prefix" => o.prefix = v,
+            "--threads" => o.threads = v.parse().expect("--threads N"),
             a => panic!("unknown argument {a}"),
         }
         i += 2;
@@ -121,10 +125,11 @@ fn main() {
         let avg = docs.iter().map(|d| d.len()).sum::<usize>() / docs.len();
         println!("corpus: {} documents of {avg} bytes on average", docs.len());
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    if o.threads > 0 {
+        rt.worker_threads(o.threads);
+    }
+    let rt = rt.enable_all().build().unwrap();
     let per_client = o.requests.div_ceil(o.clients);
     let started = Instant::now();
     let results = rt.block_on(async {

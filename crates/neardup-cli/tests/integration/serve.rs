@@ -110,7 +110,8 @@ fn serve_defaults_restart_and_config() {
     // Restart from the TOML file with a token from the environment.
     std::fs::write(
         dir.path().join("serve.toml"),
-        "addr = \"127.0.0.1:0\"\ndata_dir = \"neardup-data\"\nbody_limit = 100000\n",
+        // The index layout is not part of the stored configuration: changeable on restart.
+        "addr = \"127.0.0.1:0\"\ndata_dir = \"neardup-data\"\nbody_limit = 100000\nindex_bytes_per_doc = 110\n",
     )
     .unwrap();
     let s = start(
@@ -142,4 +143,24 @@ fn serve_defaults_restart_and_config() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.toml"));
+    // Out-of-range index memory, from a flag or from the file.
+    let out = Command::new(bin())
+        .args(["serve", "--index-bytes-per-doc", "4"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--index-bytes-per-doc"));
+    std::fs::write(dir.path().join("tiny.toml"), "index_bytes_per_doc = 2\n").unwrap();
+    let out = Command::new(bin())
+        .args(["serve", "--config", "tiny.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("index_bytes_per_doc") && err.contains("8 ..= 1024"),
+        "{err}"
+    );
 }
