@@ -125,40 +125,27 @@ fn serve_defaults_restart_and_config() {
     assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
     assert!(stop(s).success());
 
+    // `neardup serve ARGS` in the test directory must fail; its stderr.
+    let refused = |args: &[&str]| {
+        let out = Command::new(bin())
+            .arg("serve")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "serve {args:?} started");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
     // Another configuration is refused with a clear message.
-    let out = Command::new(bin())
-        .args(["serve", "--addr", "127.0.0.1:0", "--distance", "5"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&["--addr", "127.0.0.1:0", "--distance", "5"]);
     assert!(err.contains("different configuration"), "{err}");
     // A bad config file is refused.
     std::fs::write(dir.path().join("bad.toml"), "nope = 1\n").unwrap();
-    let out = Command::new(bin())
-        .args(["serve", "--config", "bad.toml"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.toml"));
+    assert!(refused(&["--config", "bad.toml"]).contains("bad.toml"));
     // Out-of-range index memory, from a flag or from the file.
-    let out = Command::new(bin())
-        .args(["serve", "--index-bytes-per-doc", "4"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--index-bytes-per-doc"));
+    assert!(refused(&["--index-bytes-per-doc", "4"]).contains("--index-bytes-per-doc"));
     std::fs::write(dir.path().join("tiny.toml"), "index_bytes_per_doc = 2\n").unwrap();
-    let out = Command::new(bin())
-        .args(["serve", "--config", "tiny.toml"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&["--config", "tiny.toml"]);
     assert!(
         err.contains("index_bytes_per_doc") && err.contains("8 ..= 1024"),
         "{err}"
