@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
+use crate::features::{is_alphanumeric, is_numeric};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
 use crate::minhash::{jaccard_estimate, MinHashOptions, MinHasher, Shingles};
@@ -240,13 +241,15 @@ impl<D: Detector> TemplateAware<D> {
             .fp
             .normalize(&kept)
             .chars()
-            .filter(|c| !c.is_numeric())
+            .filter(|&c| !is_numeric(c))
             .collect();
-        let part = kept.chars().filter(|c| c.is_alphanumeric()).count();
+        let part = kept.chars().filter(|&c| is_alphanumeric(c)).count();
+        if part < self.opts.min_distinct_chars {
+            return None;
+        }
+        // Only now the whole document's size (a second normalisation) is needed.
         let total = non_space_chars(&self.fp.normalize(text)).max(1);
-        if part < self.opts.min_distinct_chars
-            || (part as f64) < self.opts.min_distinct_share * total as f64
-        {
+        if (part as f64) < self.opts.min_distinct_share * total as f64 {
             return None;
         }
         self.hasher.signature_normalized(&kept)

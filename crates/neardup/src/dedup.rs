@@ -181,10 +181,7 @@ impl<D: Detector> Deduper<D> {
 
     /// Sketches texts in parallel (pure; may run while another batch is being read).
     pub fn sketch_batch<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Vec<crate::Result<D::Sketch>> {
-        let det = &self.detector;
-        let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
-        det.observe_batch(&refs);
-        refs.par_iter().map(|t| det.sketch(t)).collect()
+        sketch_batch(&self.detector, texts)
     }
 
     /// Decides a batch in order: `sketches[i]` belongs to a document of `lengths[i]` characters.
@@ -288,6 +285,50 @@ impl<D: Detector> Deduper<D> {
             keep,
         }
     }
+}
+
+/// Lets `detector` observe a batch ([`Detector::observe_batch`]), then sketches it in parallel
+/// (rayon); what [`Deduper::sketch_batch`] does with the deduper's own detector.
+///
+/// Sketches depend only on a detector's configuration and on the batches it observed, never
+/// on what was inserted. So a second, identically configured detector that observes the same
+/// batches in the same order gives exactly the deduper's sketches — and it can sketch batch
+/// `N + 1` while the deduper decides batch `N` ([`Deduper::decide_batch`] needs `&mut`):
+///
+/// ```
+/// use neardup::dedup::{sketch_batch, Deduper, Keep};
+/// use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
+/// use neardup::{FingerprintConfig, Fingerprinter};
+/// let make = || {
+///     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+///     MinHashDetector::new(fp, MinHashDetectorOptions::default()).unwrap()
+/// };
+/// let batches = [
+///     vec!["the quick brown fox jumps over the lazy dog, again and again and again"],
+///     vec!["the quick brown fox jumps over the lazy dog, again and again and again!"],
+/// ];
+/// let sketcher = make();
+/// let mut dd = Deduper::new(make());
+/// let mut sketches = sketch_batch(&sketcher, &batches[0]);
+/// for (i, batch) in batches.iter().enumerate() {
+///     let lengths: Vec<u32> = batch.iter().map(|t| t.chars().count() as u32).collect();
+///     let next = batches.get(i + 1).map(|b| b.as_slice()).unwrap_or(&[]);
+///     let (decided, next_sketches) = rayon::join(
+///         || dd.decide_batch(std::mem::take(&mut sketches), &lengths).map(|o| o.len()),
+///         || sketch_batch(&sketcher, next),
+///     );
+///     decided.unwrap();
+///     sketches = next_sketches;
+/// }
+/// assert_eq!(dd.finish(Keep::First).outcomes[1].duplicate_of, Some(0));
+/// ```
+pub fn sketch_batch<D: Detector, S: AsRef<str> + Sync>(
+    detector: &D,
+    texts: &[S],
+) -> Vec<crate::Result<D::Sketch>> {
+    let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+    detector.observe_batch(&refs);
+    refs.par_iter().map(|t| detector.sketch(t)).collect()
 }
 
 fn best_verdict(vs: &[Verdict]) -> Option<Verdict> {

@@ -151,7 +151,7 @@ pub fn confirmation_text(text: &str) -> String {
 /// Whether the runs of digits of `a` and `b` are the same, in the same order.
 pub fn same_numbers(a: &str, b: &str) -> bool {
     let runs = |t: &'_ str| {
-        t.split(|c: char| !c.is_numeric())
+        t.split(|c: char| !crate::features::is_numeric(c))
             .filter(|r| !r.is_empty())
             .map(str::to_owned)
             .collect::<Vec<_>>()

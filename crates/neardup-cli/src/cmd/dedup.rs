@@ -12,12 +12,12 @@ use std::time::Instant;
 
 use anyhow::Context;
 use neardup::boilerplate::{TemplateAware, TemplateOptions};
-use neardup::dedup::{Clustering, Deduper, Keep, Outcome};
+use neardup::dedup::{sketch_batch, Clustering, Deduper, Keep, Outcome};
 use neardup::detect::{Detector, SimhashDetector};
 use neardup::exact::ExactDetector;
 use neardup::imatch::{IMatchDetector, IMatchOptions};
 use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
-use neardup::policy::{AutoDetector, PolicyOptions};
+use neardup::policy::{AutoDetector, LongMethod, PolicyOptions};
 use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
 use neardup::Fingerprinter;
 use serde_json::Value;
@@ -118,52 +118,73 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if keep == Keep::Longest && args.kept.is_some() && reads_stdin(&args.inputs) {
         anyhow::bail!("--keep longest with --kept reads the input twice, which standard input cannot be; name the input files, or use --keep first");
     }
+    // Every detector is built twice, identically: one sketches batch N + 1 while the other
+    // decides batch N (see `run_with`).
     match args.detector.as_str() {
         "simhash" => {
             let fp = args.features.fingerprinter()?;
             fp.warm_up();
-            let det = SimhashDetector::new(fp, args.distance)?;
-            run_with(det, &args, keep)
+            run_with(
+                || Ok(SimhashDetector::new(fp.clone(), args.distance)?),
+                &args,
+                keep,
+            )
         }
         "minhash" => {
             let fp = args.features.fingerprinter()?;
             let mut opts = MinHashDetectorOptions::default();
             opts.lsh.threshold = args.threshold;
-            let det = MinHashDetector::new(fp.clone(), opts)?;
-            run_template(det, fp, &args, keep)
+            run_template(
+                || Ok(MinHashDetector::new(fp.clone(), opts.clone())?),
+                &fp,
+                &args,
+                keep,
+            )
         }
         "imatch" => {
             let fp = args.features.fingerprinter()?;
             fp.warm_up();
             run_with(
-                IMatchDetector::new(&fp, IMatchOptions::default())?,
+                || Ok(IMatchDetector::new(&fp, IMatchOptions::default())?),
                 &args,
                 keep,
             )
         }
-        "exact" => run_with(
-            ExactDetector::new(args.features.fingerprinter()?),
-            &args,
-            keep,
-        ),
+        "exact" => {
+            let fp = args.features.fingerprinter()?;
+            run_with(|| Ok(ExactDetector::new(fp.clone())), &args, keep)
+        }
         "short" => {
             let fp = args.features.fingerprinter()?;
             run_with(
-                ShortTextDetector::new(fp, ShortTextOptions::default())?,
+                || {
+                    Ok(ShortTextDetector::new(
+                        fp.clone(),
+                        ShortTextOptions::default(),
+                    )?)
+                },
                 &args,
                 keep,
             )
         }
         "auto" => {
             let fp = args.features.fingerprinter()?;
-            fp.warm_up();
             let mut opts = PolicyOptions {
                 simhash_k: args.distance,
                 ..PolicyOptions::default()
             };
             opts.minhash.lsh.threshold = args.threshold;
-            let det = AutoDetector::new(fp.clone(), opts)?;
-            run_template(det, fp, &args, keep)
+            // Only the simhash long path uses the feature method (jieba's dictionary, ~0.1 s
+            // to load); the MinHash and short paths hash characters or words.
+            if opts.long != LongMethod::Minhash {
+                fp.warm_up();
+            }
+            run_template(
+                || Ok(AutoDetector::new(fp.clone(), opts.clone())?),
+                &fp,
+                &args,
+                keep,
+            )
         }
         other => anyhow::bail!(
             "unknown --method `{other}`; use auto, simhash, minhash, imatch, exact or short"
@@ -171,18 +192,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// Runs `det`, wrapped in the template veto unless `--no-template`.
+/// Runs the detectors `make` builds, wrapped in the template veto unless `--no-template`.
 fn run_template<D: Detector>(
-    det: D,
-    fp: Fingerprinter,
+    make: impl Fn() -> anyhow::Result<D>,
+    fp: &Fingerprinter,
     args: &Args,
     keep: Keep,
 ) -> anyhow::Result<()> {
     if args.no_template {
-        run_with(det, args, keep)
+        run_with(make, args, keep)
     } else {
         run_with(
-            TemplateAware::new(det, fp, TemplateOptions::default())?,
+            || {
+                Ok(TemplateAware::new(
+                    make()?,
+                    fp.clone(),
+                    TemplateOptions::default(),
+                )?)
+            },
             args,
             keep,
         )
@@ -217,7 +244,27 @@ fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
     }
 }
 
-fn run_with<D: Detector>(det: D, args: &Args, keep: Keep) -> anyhow::Result<()> {
+/// Sketches a batch with `sketcher` (in parallel) and counts its documents' characters.
+fn sketch_docs<D: Detector>(sketcher: &D, batch: &[Doc]) -> Sketched<D> {
+    let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
+    let lengths = texts.iter().map(|t| t.chars().count() as u32).collect();
+    (sketch_batch(sketcher, &texts), lengths)
+}
+
+/// A batch's sketches and character counts.
+type Sketched<D> = (Vec<neardup::Result<<D as Detector>::Sketch>>, Vec<u32>);
+
+/// Three-stage pipeline over batches: while batch N is decided (serially, in input order, by
+/// the deduper's detector), batch N + 1 is sketched in parallel by a second, identically built
+/// detector that has observed the same batches in the same order (sketches are pure, so they
+/// are the deduper's own), and batch N + 2 is read. Batch boundaries and the order of
+/// observations and decisions are those of a sequential run: the output never depends on
+/// `--threads`.
+fn run_with<D: Detector>(
+    make: impl Fn() -> anyhow::Result<D>,
+    args: &Args,
+    keep: Keep,
+) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut reader = DocReader::open(&args.inputs, &args.input)?;
     let pb = progress(reader.total_bytes, args.quiet);
@@ -229,42 +276,64 @@ fn run_with<D: Detector>(det: D, args: &Args, keep: Keep) -> anyhow::Result<()> 
         Some(p) => Some(KeptWriter::create(p, &args.input)?),
         None => None,
     };
-    let mut dd = Deduper::new(det);
+    let sketcher = make()?;
+    let mut dd = Deduper::new(make()?);
     let mut records: Vec<Record> = Vec::new();
     let mut total_bytes = 0u64;
     let (mut batch, mut bytes) = reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)?;
+    let (mut sketched, mut next) = rayon::join(
+        || sketch_docs(&sketcher, &batch),
+        || reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad),
+    );
     while !batch.is_empty() {
-        let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-        let (sketches, next) = rayon::join(
-            || {
-                let s = dd.sketch_batch(&texts);
-                let l: Vec<u32> = texts.iter().map(|t| t.chars().count() as u32).collect();
-                (s, l)
-            },
-            || reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad),
-        );
-        let (sketches, lengths) = sketches;
-        let start = dd.len();
-        let outcomes = dd.decide_batch(sketches, &lengths).map_err(|e| {
-            let origin = &batch[e.doc as usize - start].origin;
-            anyhow::anyhow!("{origin}: {}", e.source)
-        })?;
-        if let (Some(w), Keep::First) = (kept_writer.as_mut(), keep) {
-            for (doc, o) in batch.iter().zip(outcomes) {
-                if o.duplicate_of.is_none() {
-                    w.write(doc)?;
+        let mut decide = |batch: &[Doc], (sketches, lengths): Sketched<D>| -> anyhow::Result<()> {
+            let start = dd.len();
+            let outcomes = dd.decide_batch(sketches, &lengths).map_err(|e| {
+                let origin = &batch[e.doc as usize - start].origin;
+                anyhow::anyhow!("{origin}: {}", e.source)
+            })?;
+            if let (Some(w), Keep::First) = (kept_writer.as_mut(), keep) {
+                for (doc, o) in batch.iter().zip(outcomes) {
+                    if o.duplicate_of.is_none() {
+                        w.write(doc)?;
+                    }
                 }
             }
-        }
+            pb.inc(bytes as u64);
+            pb.set_message(format!(
+                "{} docs, {:.0} docs/s",
+                dd.len(),
+                dd.len() as f64 / started.elapsed().as_secs_f64().max(1e-9)
+            ));
+            Ok(())
+        };
+        let (next_batch, next_bytes) = match next {
+            Ok(n) => n,
+            Err(e) => {
+                // As in a sequential run: this batch's errors first, then the reading error.
+                decide(&batch, sketched)?;
+                return Err(e);
+            }
+        };
+        let (decided, (next_sketched, after)) = rayon::join(
+            || decide(&batch, sketched),
+            || {
+                rayon::join(
+                    || sketch_docs(&sketcher, &next_batch),
+                    || {
+                        if next_batch.is_empty() {
+                            Ok((Vec::new(), 0))
+                        } else {
+                            reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)
+                        }
+                    },
+                )
+            },
+        );
+        decided?;
         total_bytes += bytes as u64;
-        pb.inc(bytes as u64);
-        pb.set_message(format!(
-            "{} docs, {:.0} docs/s",
-            dd.len(),
-            dd.len() as f64 / started.elapsed().as_secs_f64().max(1e-9)
-        ));
         records.extend(batch.into_iter().map(|d| Record { id: d.id }));
-        (batch, bytes) = next?;
+        (batch, bytes, sketched, next) = (next_batch, next_bytes, next_sketched, after);
     }
     pb.finish_and_clear();
     let clustering = dd.finish(keep);
