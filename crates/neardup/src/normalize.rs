@@ -71,6 +71,51 @@ impl Default for NormalizeOptions {
     }
 }
 
+/// Texts longer than this (bytes) are not remembered by [`Normalizer::normalize`].
+pub const MEMO_MAX_BYTES: usize = 4 << 20;
+
+/// Shorter texts are normalised again rather than looked up (the copy would cost as much).
+const MEMO_MIN_BYTES: usize = 256;
+
+/// The last two normalisations of a thread: `(options, input, output)`, most recent last.
+#[derive(Default)]
+struct Memo {
+    entries: Vec<(NormalizeOptions, String, String)>,
+}
+
+impl Memo {
+    fn get(&mut self, opts: &NormalizeOptions, text: &str) -> Option<String> {
+        let i = self
+            .entries
+            .iter()
+            .position(|(o, input, _)| input.len() == text.len() && o == opts && input == text)?;
+        let e = self.entries.remove(i);
+        let out = e.2.clone();
+        self.entries.push(e);
+        Some(out)
+    }
+
+    fn put(&mut self, opts: &NormalizeOptions, text: &str, out: &str) {
+        if self.entries.len() == 2 {
+            // Reuse the oldest entry's buffers.
+            let mut e = self.entries.remove(0);
+            e.0.clone_from(opts);
+            e.1.clear();
+            e.1.push_str(text);
+            e.2.clear();
+            e.2.push_str(out);
+            self.entries.push(e);
+        } else {
+            self.entries
+                .push((opts.clone(), text.to_owned(), out.to_owned()));
+        }
+    }
+}
+
+thread_local! {
+    static MEMO: std::cell::RefCell<Memo> = std::cell::RefCell::new(Memo::default());
+}
+
 /// Applies [`NormalizeOptions`] to text.
 #[derive(Debug, Clone)]
 pub struct Normalizer {
@@ -89,7 +134,24 @@ impl Normalizer {
     }
 
     /// Normalises `text`, returning a new string.
+    ///
+    /// The last two results of each thread are remembered (for texts up to
+    /// [`MEMO_MAX_BYTES`]): detectors that wrap others (the template veto around `auto`)
+    /// normalise the same document more than once, and a repeat costs a comparison and a copy
+    /// instead of a normalisation. The result is the same either way.
     pub fn normalize(&self, text: &str) -> String {
+        if text.len() < MEMO_MIN_BYTES || text.len() > MEMO_MAX_BYTES {
+            return self.normalize_uncached(text);
+        }
+        if let Some(hit) = MEMO.with(|m| m.borrow_mut().get(&self.opts, text)) {
+            return hit;
+        }
+        let out = self.normalize_uncached(text);
+        MEMO.with(|m| m.borrow_mut().put(&self.opts, text, &out));
+        out
+    }
+
+    fn normalize_uncached(&self, text: &str) -> String {
         let is_html = match self.opts.html {
             HtmlMode::Always => true,
             HtmlMode::Never => false,
@@ -681,6 +743,34 @@ mod tests {
             let want: String = s.nfkc().collect();
             let got = nfkc(&s).unwrap_or_else(|| s.clone());
             proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// The per-thread memo never changes a result: texts (above the memo's minimum size)
+        /// normalised in any order, repeated, under two configurations, equal the uncached
+        /// normalisation.
+        #[test]
+        fn memo_is_transparent(picks in proptest::collection::vec((0usize..4, proptest::bool::ANY), 1..24)) {
+            let base = "ＡＢＣ１２３，中文 Text <b>bold</b> ﬁ① ".repeat(20);
+            let texts = [
+                base.clone(),
+                format!("{base}x"),
+                format!("<p>{base}</p>"),
+                base.replace('中', "\u{3000}"),
+            ];
+            let plain = Normalizer::new(NormalizeOptions::default());
+            let other = Normalizer::new(NormalizeOptions {
+                lowercase: false,
+                html: HtmlMode::Always,
+                ..NormalizeOptions::default()
+            });
+            for (i, alt) in picks {
+                let n = if alt { &other } else { &plain };
+                assert!(texts[i].len() >= MEMO_MIN_BYTES);
+                proptest::prop_assert_eq!(n.normalize(&texts[i]), n.normalize_uncached(&texts[i]));
+            }
         }
     }
 

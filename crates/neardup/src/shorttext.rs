@@ -170,6 +170,8 @@ fn ngrams(text: &str, n: usize) -> Vec<u64> {
 /// measures).
 pub fn similarity(measure: Measure, a: &str, b: &str, n: usize) -> f64 {
     match measure {
+        // Identical texts (exact copies are common in deduplication) have similarity 1.
+        Measure::Levenshtein if a == b => 1.0,
         Measure::Levenshtein => levenshtein::normalized_similarity(a.chars(), b.chars()),
         Measure::Jaccard => {
             let mut x = ngrams(a, n);
@@ -362,5 +364,26 @@ impl Detector for ShortTextDetector {
             + self.arena.capacity()
             + self.ends.capacity() * 8
             + self.meta.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shortcut for identical texts gives exactly what the edit-distance computation gives.
+    #[test]
+    fn identical_texts_shortcut_matches_levenshtein() {
+        for t in [
+            "",
+            "a",
+            "今天天气真好",
+            "abc 123 def",
+            &"长文本".repeat(200),
+        ] {
+            let full = levenshtein::normalized_similarity(t.chars(), t.chars());
+            assert_eq!(similarity(Measure::Levenshtein, t, t, 2), full, "{t:?}");
+            assert_eq!(full, 1.0);
+        }
     }
 }
