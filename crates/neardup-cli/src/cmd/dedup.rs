@@ -1,8 +1,10 @@
 //! `neardup dedup`: which documents of a corpus are near-duplicates of which, in clusters.
 //!
-//! Reading is pipelined with fingerprinting: while rayon sketches one batch in parallel, the
-//! next batch is read; each batch is then decided serially in input order (the library's
-//! [`neardup::dedup::Deduper`]), so the output never depends on `--threads`.
+//! A three-stage pipeline over batches: while batch N is decided serially in input order (the
+//! library's [`neardup::dedup::Deduper`]), rayon sketches batch N + 1 in parallel with a second,
+//! identically built detector ([`neardup::dedup::sketch_batch`]) and batch N + 2 is read. Batch
+//! boundaries, observations and decisions happen in the order of a sequential run, so the
+//! output never depends on `--threads`.
 
 use std::collections::HashMap;
 use std::fs::File;
