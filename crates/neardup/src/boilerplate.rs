@@ -47,6 +47,7 @@ use crate::features::{is_alphanumeric, is_numeric};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
 use crate::minhash::{jaccard_estimate, MinHashOptions, MinHasher, Shingles};
+use crate::normalize::Normalizer;
 
 /// Settings of [`TemplateAware`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,6 +165,9 @@ mod tests {
 pub struct TemplateAware<D: Detector> {
     inner: D,
     fp: Fingerprinter,
+    /// `fp`'s normaliser, for the whole document: the inner detector (`auto`, `minhash`) has
+    /// just normalised it with [`Normalizer::normalize_remembered`].
+    normalizer: Normalizer,
     hasher: MinHasher,
     opts: TemplateOptions,
     lines: RwLock<HashMap<u64, u32, FastBuild>>,
@@ -203,6 +207,7 @@ impl<D: Detector> TemplateAware<D> {
         })?;
         Ok(TemplateAware {
             inner,
+            normalizer: Normalizer::new(fp.config().normalize.clone()),
             fp,
             hasher,
             opts,
@@ -237,6 +242,7 @@ impl<D: Detector> TemplateAware<D> {
         }
         // Digits are left out of the distinct part: copies that differ only in counters, dates
         // or view counts must not look distinct.
+        // Not remembered: the whole document (normalised by the inner detector) stays so.
         let kept: String = self
             .fp
             .normalize(&kept)
@@ -248,7 +254,7 @@ impl<D: Detector> TemplateAware<D> {
             return None;
         }
         // Only now the whole document's size (a second normalisation) is needed.
-        let total = non_space_chars(&self.fp.normalize(text)).max(1);
+        let total = non_space_chars(&self.normalizer.normalize_remembered(text)).max(1);
         if (part as f64) < self.opts.min_distinct_share * total as f64 {
             return None;
         }

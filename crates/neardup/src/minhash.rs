@@ -38,6 +38,7 @@ use crate::exact::Chains;
 use crate::features::{detect_method, words_each, Method};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::xxh3;
+use crate::normalize::Normalizer;
 
 /// Version of the MinHash specification implemented here ("MinHash v1").
 pub const MINHASH_VERSION: u32 = 1;
@@ -525,7 +526,8 @@ pub struct MinHashSketch {
 /// MinHash LSH near-duplicate detector (candidates from bands, confirmed by Jaccard).
 #[derive(Debug, Clone)]
 pub struct MinHashDetector {
-    fp: Fingerprinter,
+    /// `fp`'s normaliser (remembering: a wrapping template veto normalises the text again).
+    normalizer: Normalizer,
     hasher: MinHasher,
     lsh: MinHashLsh,
     opts: MinHashDetectorOptions,
@@ -540,7 +542,7 @@ impl MinHashDetector {
         let hasher = MinHasher::new(&opts.minhash)?;
         let lsh = MinHashLsh::new(opts.minhash.num_perm, &opts.lsh)?;
         Ok(MinHashDetector {
-            fp,
+            normalizer: Normalizer::new(fp.config().normalize.clone()),
             hasher,
             lsh,
             opts,
@@ -589,7 +591,7 @@ impl Detector for MinHashDetector {
     }
 
     fn sketch(&self, text: &str) -> Result<MinHashSketch> {
-        let n = self.fp.normalize(text);
+        let n = self.normalizer.normalize_remembered(text);
         self.sketch_normalized(&n, text.len())
     }
 

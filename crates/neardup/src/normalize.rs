@@ -71,49 +71,14 @@ impl Default for NormalizeOptions {
     }
 }
 
-/// Texts longer than this (bytes) are not remembered by [`Normalizer::normalize`].
+/// Texts longer than this (bytes) are not remembered by [`Normalizer::normalize_remembered`].
 pub const MEMO_MAX_BYTES: usize = 4 << 20;
 
-/// Shorter texts are normalised again rather than looked up (the copy would cost as much).
-const MEMO_MIN_BYTES: usize = 256;
-
-/// The last two normalisations of a thread: `(options, input, output)`, most recent last.
-#[derive(Default)]
-struct Memo {
-    entries: Vec<(NormalizeOptions, String, String)>,
-}
-
-impl Memo {
-    fn get(&mut self, opts: &NormalizeOptions, text: &str) -> Option<String> {
-        let i = self
-            .entries
-            .iter()
-            .position(|(o, input, _)| input.len() == text.len() && o == opts && input == text)?;
-        let e = self.entries.remove(i);
-        let out = e.2.clone();
-        self.entries.push(e);
-        Some(out)
-    }
-
-    fn put(&mut self, opts: &NormalizeOptions, text: &str, out: &str) {
-        if self.entries.len() == 2 {
-            // Reuse the oldest entry's buffers.
-            let mut e = self.entries.remove(0);
-            e.0.clone_from(opts);
-            e.1.clear();
-            e.1.push_str(text);
-            e.2.clear();
-            e.2.push_str(out);
-            self.entries.push(e);
-        } else {
-            self.entries
-                .push((opts.clone(), text.to_owned(), out.to_owned()));
-        }
-    }
-}
+/// The last remembered normalisation of a thread: options, input, output.
+type Memo = Option<(NormalizeOptions, String, String)>;
 
 thread_local! {
-    static MEMO: std::cell::RefCell<Memo> = std::cell::RefCell::new(Memo::default());
+    static MEMO: std::cell::RefCell<Memo> = const { std::cell::RefCell::new(None) };
 }
 
 /// Applies [`NormalizeOptions`] to text.
@@ -133,25 +98,41 @@ impl Normalizer {
         &self.opts
     }
 
-    /// Normalises `text`, returning a new string.
-    ///
-    /// The last two results of each thread are remembered (for texts up to
-    /// [`MEMO_MAX_BYTES`]): detectors that wrap others (the template veto around `auto`)
-    /// normalise the same document more than once, and a repeat costs a comparison and a copy
-    /// instead of a normalisation. The result is the same either way.
-    pub fn normalize(&self, text: &str) -> String {
-        if text.len() < MEMO_MIN_BYTES || text.len() > MEMO_MAX_BYTES {
-            return self.normalize_uncached(text);
+    /// [`Normalizer::normalize`], remembering the thread's last result: a second call with the
+    /// same text (and options) costs a comparison and a copy instead of a normalisation. For
+    /// detectors that wrap others and normalise the same document again (the template veto
+    /// around `auto`); texts over [`MEMO_MAX_BYTES`] are not remembered. The result is always
+    /// that of [`Normalizer::normalize`].
+    pub fn normalize_remembered(&self, text: &str) -> String {
+        if text.len() > MEMO_MAX_BYTES {
+            return self.normalize(text);
         }
-        if let Some(hit) = MEMO.with(|m| m.borrow_mut().get(&self.opts, text)) {
-            return hit;
+        let hit = MEMO.with(|m| match &*m.borrow() {
+            Some((o, input, out)) if input == text && *o == self.opts => Some(out.clone()),
+            _ => None,
+        });
+        if let Some(out) = hit {
+            return out;
         }
-        let out = self.normalize_uncached(text);
-        MEMO.with(|m| m.borrow_mut().put(&self.opts, text, &out));
+        let out = self.normalize(text);
+        MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            match &mut *m {
+                Some((o, input, memo)) => {
+                    o.clone_from(&self.opts);
+                    input.clear();
+                    input.push_str(text);
+                    memo.clear();
+                    memo.push_str(&out);
+                }
+                None => *m = Some((self.opts.clone(), text.to_owned(), out.clone())),
+            }
+        });
         out
     }
 
-    fn normalize_uncached(&self, text: &str) -> String {
+    /// Normalises `text`, returning a new string.
+    pub fn normalize(&self, text: &str) -> String {
         let is_html = match self.opts.html {
             HtmlMode::Always => true,
             HtmlMode::Never => false,
@@ -748,9 +729,8 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
-        /// The per-thread memo never changes a result: texts (above the memo's minimum size)
-        /// normalised in any order, repeated, under two configurations, equal the uncached
-        /// normalisation.
+        /// The per-thread memo never changes a result: texts normalised in any order, repeated,
+        /// under two configurations, equal the plain normalisation.
         #[test]
         fn memo_is_transparent(picks in proptest::collection::vec((0usize..4, proptest::bool::ANY), 1..24)) {
             let base = "ＡＢＣ１２３，中文 Text <b>bold</b> ﬁ① ".repeat(20);
@@ -768,8 +748,7 @@ mod tests {
             });
             for (i, alt) in picks {
                 let n = if alt { &other } else { &plain };
-                assert!(texts[i].len() >= MEMO_MIN_BYTES);
-                proptest::prop_assert_eq!(n.normalize(&texts[i]), n.normalize_uncached(&texts[i]));
+                proptest::prop_assert_eq!(n.normalize_remembered(&texts[i]), n.normalize(&texts[i]));
             }
         }
     }

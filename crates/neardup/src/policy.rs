@@ -62,6 +62,7 @@ use crate::exact::ExactDetector;
 use crate::features::is_word_char;
 use crate::fingerprint::Fingerprinter;
 use crate::minhash::{MinHashDetector, MinHashDetectorOptions, MinHashSketch};
+use crate::normalize::Normalizer;
 use crate::shorttext::{ShortSketch, ShortTextDetector, ShortTextOptions};
 
 /// The detector(s) of the long path.
@@ -136,6 +137,8 @@ pub enum Path {
 #[derive(Debug)]
 pub struct AutoDetector {
     fp: Fingerprinter,
+    /// `fp`'s normaliser (remembering: a wrapping template veto normalises the text again).
+    normalizer: Normalizer,
     opts: PolicyOptions,
     exact: ExactDetector,
     short: ShortTextDetector,
@@ -158,6 +161,7 @@ impl AutoDetector {
             .then(|| MinHashDetector::new(fp.clone(), opts.minhash.clone()))
             .transpose()?;
         Ok(AutoDetector {
+            normalizer: Normalizer::new(fp.config().normalize.clone()),
             exact: ExactDetector::new(fp.clone()),
             short: ShortTextDetector::new(fp.clone(), opts.short.clone())?,
             fp,
@@ -197,7 +201,7 @@ impl Detector for AutoDetector {
     }
 
     fn sketch(&self, text: &str) -> Result<AutoSketch> {
-        let n = self.fp.normalize(text);
+        let n = self.normalizer.normalize_remembered(text);
         let bytes = text.len();
         let exact = self.exact.sketch_normalized(&n, bytes)?;
         let chars = n.chars().filter(|&c| is_word_char(c)).count();
