@@ -183,6 +183,12 @@ pub enum Error {
         /// The original failure.
         reason: String,
     },
+    /// The store was closed (dropped or [`Store::close`](crate::Store::close)d) while this
+    /// operation still needed it; nothing more is written after close.
+    ///
+    /// Fix: finish waiting on tickets before closing the store, or reopen it.
+    #[error("the store has been closed; reopen it to write")]
+    Closed,
 }
 
 impl Error {

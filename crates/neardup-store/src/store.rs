@@ -128,8 +128,23 @@ struct State {
     /// Number of fdatasync calls on log segments (group-commit statistics).
     fsyncs: u64,
     shutdown: bool,
+    /// The background thread has finished its final flush: nothing is written any more.
+    closed: bool,
     failed: Option<String>,
     snapshot_lsn: Lsn,
+}
+
+impl State {
+    /// Why no more work is accepted, if so: an earlier failure, or close.
+    fn refusal(&self) -> Option<Error> {
+        match (&self.failed, self.closed) {
+            (Some(reason), _) => Some(Error::Failed {
+                reason: reason.clone(),
+            }),
+            (None, true) => Some(Error::Closed),
+            (None, false) => None,
+        }
+    }
 }
 
 struct Shared {
@@ -295,10 +310,8 @@ impl Ticket {
             if sh.mark(&st) >= self.lsn {
                 return Ok(self.lsn);
             }
-            if let Some(reason) = &st.failed {
-                return Err(Error::Failed {
-                    reason: reason.clone(),
-                });
+            if let Some(e) = st.refusal() {
+                return Err(e);
             }
             st = if st.flushing {
                 sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
@@ -341,7 +354,7 @@ impl Shared {
         mut st: MutexGuard<'a, State>,
         force_sync: bool,
     ) -> MutexGuard<'a, State> {
-        debug_assert!(!st.flushing && st.failed.is_none());
+        debug_assert!(!st.flushing && st.refusal().is_none());
         st.flushing = true;
         let chunks = std::mem::take(&mut st.queue);
         st.queued_at = None;
@@ -448,6 +461,10 @@ impl Shared {
                     st = self.flush(st, true);
                     continue;
                 }
+                // Nothing is written after this: a ticket still waiting gets `Error::Closed`
+                // (and the directory lock may pass to another process).
+                st.closed = true;
+                self.done.notify_all();
                 return;
             }
             let unsynced = st.written > st.synced;
@@ -699,6 +716,7 @@ impl Store {
                 last_sync: Instant::now(),
                 fsyncs: 0,
                 shutdown: false,
+                closed: false,
                 failed: None,
                 snapshot_lsn: snap_lsn,
             }),
@@ -751,17 +769,15 @@ impl Store {
         let frame = (FRAME_HEADER + payload.len()) as u64;
         let sh = &*self.shared;
         let mut st = lock(&sh.state);
-        while st.queued_bytes >= sh.opts.max_pending_bytes && st.failed.is_none() {
+        while st.queued_bytes >= sh.opts.max_pending_bytes && st.refusal().is_none() {
             st = if st.flushing {
                 sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
             } else {
                 sh.flush(st, false)
             };
         }
-        if let Some(reason) = &st.failed {
-            return Err(Error::Failed {
-                reason: reason.clone(),
-            });
+        if let Some(e) = st.refusal() {
+            return Err(e);
         }
         let lsn = st.next_lsn;
         st.next_lsn += 1;
@@ -806,10 +822,8 @@ impl Store {
         let target = st.next_lsn - 1;
         st.sync_requested = st.sync_requested.max(target);
         while st.synced < target {
-            if let Some(reason) = &st.failed {
-                return Err(Error::Failed {
-                    reason: reason.clone(),
-                });
+            if let Some(e) = st.refusal() {
+                return Err(e);
             }
             st = if st.flushing {
                 sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
@@ -868,10 +882,8 @@ impl Store {
         let sh = &*self.shared;
         {
             let st = lock(&sh.state);
-            if let Some(reason) = &st.failed {
-                return Err(Error::Failed {
-                    reason: reason.clone(),
-                });
+            if let Some(e) = st.refusal() {
+                return Err(e);
             }
             let last = st.next_lsn - 1;
             if lsn > last || lsn < st.snapshot_lsn {

@@ -488,6 +488,21 @@ fn unwaited_records_are_written_and_synced_in_the_background() {
     );
 }
 
+/// Regression: with waiters doing the I/O, a ticket waited on after close must neither hang nor
+/// write (another process may hold the directory by then): close writes everything queued, so
+/// the ticket is acknowledged, and the record is on disk.
+#[test]
+fn ticket_waited_after_close_is_acknowledged_by_the_final_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(SyncMode::Always, 1 << 20);
+    let (store, _) = Store::open(dir.path(), o.clone()).unwrap();
+    let t = store.append(&payload(0)).unwrap();
+    store.close().unwrap();
+    assert_eq!(t.wait().unwrap(), 1);
+    let (_s, rec) = Store::open(dir.path(), o).unwrap();
+    assert_eq!(state(&rec), vec![payload(0)]);
+}
+
 /// Appenders over `max_pending_bytes` write the queue themselves instead of waiting for a
 /// thread that may not come.
 #[test]
