@@ -352,14 +352,14 @@ impl<D: Detector> TemplateAware<D> {
         if part < self.opts.min_distinct_chars {
             return None;
         }
-        // Only now the document's size (a second normalisation) is needed.
-        let total = if template {
-            non_space_chars(&self.fp.normalize(&content))
-        } else {
-            non_space_chars(&self.normalizer.normalize_remembered(text))
-        }
-        .max(1);
-        if (part as f64) < self.opts.min_distinct_share * total as f64 {
+        // Only now the document's size is needed: the whole document's first (the inner
+        // detector has just normalised it), then, only if the part is too small against that
+        // and there are template lines, the size without them (a smaller denominator).
+        let below =
+            |total: usize| (part as f64) < self.opts.min_distinct_share * total.max(1) as f64;
+        if below(non_space_chars(&self.normalizer.normalize_remembered(text)))
+            && (!template || below(non_space_chars(&self.fp.normalize(&content))))
+        {
             return None;
         }
         self.hasher.signature_normalized(&kept)
