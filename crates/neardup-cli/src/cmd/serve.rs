@@ -163,6 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "none" => SyncMode::None,
         other => bail!("sync `{other}`: use always, batch or none"),
     };
+    let index_bytes_set = args.index_bytes_per_doc.is_some() || file.index_bytes_per_doc.is_some();
     let cfg = EngineConfig {
         distance: args.distance.or(file.distance).unwrap_or(defaults.distance),
         retention: args
@@ -228,6 +229,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(url) => {
             if cfg.max_docs.is_some() {
                 bail!("--max-docs is not supported with a Redis backend; bound the index by --retention");
+            }
+            if index_bytes_set {
+                bail!("--index-bytes-per-doc applies to the embedded backend only; a Redis backend keeps its tables in Redis");
             }
             let opts = RedisOptions {
                 prefix: args

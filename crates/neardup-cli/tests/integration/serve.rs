@@ -144,6 +144,14 @@ fn serve_defaults_restart_and_config() {
     assert!(refused(&["--config", "bad.toml"]).contains("bad.toml"));
     // Out-of-range index memory, from a flag or from the file.
     assert!(refused(&["--index-bytes-per-doc", "4"]).contains("--index-bytes-per-doc"));
+    // … and meaningless with Redis (refused before any connection is tried).
+    let err = refused(&[
+        "--backend",
+        "redis://127.0.0.1:1",
+        "--index-bytes-per-doc",
+        "64",
+    ]);
+    assert!(err.contains("embedded backend only"), "{err}");
     std::fs::write(dir.path().join("tiny.toml"), "index_bytes_per_doc = 2\n").unwrap();
     let err = refused(&["--config", "tiny.toml"]);
     assert!(
