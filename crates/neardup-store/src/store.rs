@@ -313,11 +313,7 @@ impl Ticket {
             if let Some(e) = st.refusal() {
                 return Err(e);
             }
-            st = if st.flushing {
-                sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
-            } else {
-                sh.flush(st, false)
-            };
+            st = sh.flush_or_wait(st, false);
         }
     }
 }
@@ -343,6 +339,20 @@ impl Shared {
             .last()
             .map(|s| s.1.clone())
             .unwrap_or_else(|| self.dir.clone())
+    }
+
+    /// Makes progress for a thread that needs the queue written: takes the flush role if it is
+    /// free ([`flush`](Self::flush)), else waits until the current flush ends.
+    fn flush_or_wait<'a>(
+        &'a self,
+        st: MutexGuard<'a, State>,
+        force_sync: bool,
+    ) -> MutexGuard<'a, State> {
+        if st.flushing {
+            self.done.wait(st).unwrap_or_else(|e| e.into_inner())
+        } else {
+            self.flush(st, force_sync)
+        }
     }
 
     /// Takes the flush role (the caller saw `!st.flushing` and no failure),
@@ -770,11 +780,7 @@ impl Store {
         let sh = &*self.shared;
         let mut st = lock(&sh.state);
         while st.queued_bytes >= sh.opts.max_pending_bytes && st.refusal().is_none() {
-            st = if st.flushing {
-                sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
-            } else {
-                sh.flush(st, false)
-            };
+            st = sh.flush_or_wait(st, false);
         }
         if let Some(e) = st.refusal() {
             return Err(e);
@@ -825,11 +831,7 @@ impl Store {
             if let Some(e) = st.refusal() {
                 return Err(e);
             }
-            st = if st.flushing {
-                sh.done.wait(st).unwrap_or_else(|e| e.into_inner())
-            } else {
-                sh.flush(st, true)
-            };
+            st = sh.flush_or_wait(st, true);
         }
         Ok(())
     }
