@@ -313,32 +313,33 @@ impl<D: Detector> TemplateAware<D> {
 
     fn distinct_signature(&self, text: &str) -> Option<Vec<u32>> {
         let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
-        let mut repeated = false;
-        let mut template = false;
-        let mut kept = String::new();
-        // The document without its template lines: what the distinct share is measured against.
-        let mut content = String::new();
-        for line in text.lines() {
-            let n = line_key(line, self.opts.min_line_bytes)
-                .and_then(|k| counts.get(&k).copied())
-                .unwrap_or(0);
-            if n < self.opts.template_docs {
-                content.push_str(line);
-                content.push('\n');
-            } else {
-                template = true;
+        // How many documents hold each line (0 for lines too short to count).
+        let line_docs: Vec<u32> = text
+            .lines()
+            .map(|line| {
+                line_key(line, self.opts.min_line_bytes)
+                    .and_then(|k| counts.get(&k).copied())
+                    .unwrap_or(0)
+            })
+            .collect();
+        let repeated = line_docs.iter().any(|&n| n >= self.opts.min_docs);
+        let template = line_docs.iter().any(|&n| n >= self.opts.template_docs);
+        // The lines kept where the count is below `floor`.
+        let lines_below = |floor: u32| {
+            let mut out = String::new();
+            for (line, &n) in text.lines().zip(&line_docs) {
+                if n < floor {
+                    out.push_str(line);
+                    out.push('\n');
+                }
             }
-            if n >= self.opts.min_docs {
-                repeated = true;
-            } else {
-                kept.push_str(line);
-                kept.push('\n');
-            }
-        }
+            out
+        };
         drop(counts);
         if !repeated {
             return None;
         }
+        let kept = lines_below(self.opts.min_docs);
         // Digits are left out of the distinct part: copies that differ only in counters, dates
         // or view counts must not look distinct.
         // Not remembered: the whole document (normalised by the inner detector) stays so.
@@ -358,7 +359,10 @@ impl<D: Detector> TemplateAware<D> {
         let below =
             |total: usize| (part as f64) < self.opts.min_distinct_share * total.max(1) as f64;
         if below(non_space_chars(&self.normalizer.normalize_remembered(text)))
-            && (!template || below(non_space_chars(&self.fp.normalize(&content))))
+            && (!template
+                || below(non_space_chars(
+                    &self.fp.normalize(&lines_below(self.opts.template_docs)),
+                )))
         {
             return None;
         }
