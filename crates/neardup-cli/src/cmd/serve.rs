@@ -45,7 +45,7 @@ pub struct Args {
     /// 40 = four tables at distance 3; ~110 = ten tables: ~8 % more requests/s at 50 M
     /// documents in one time segment, for 2.3x the index memory and ~3x the restart time.
     /// Changeable between restarts [default: 40].
-    #[arg(long, env = "NEARDUP_INDEX_BYTES_PER_DOC", value_parser = clap::value_parser!(u64).range(8..=1024))]
+    #[arg(long, env = "NEARDUP_INDEX_BYTES_PER_DOC")]
     pub index_bytes_per_doc: Option<u64>,
     /// Durability: always (fdatasync before answering, group commit), batch (fdatasync every
     /// --sync-interval), none (OS decides; survives process crashes only) [default: always].
@@ -174,7 +174,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_docs: args.max_docs.or(file.max_docs),
         index_bytes_per_doc: match args.index_bytes_per_doc.or(file.index_bytes_per_doc) {
             Some(b) if !(8..=1024).contains(&b) => bail!(
-                "config key `index_bytes_per_doc` = {b}: use 8 ..= 1024 (40 = four tables, ~110 = ten)"
+                "--index-bytes-per-doc (config key `index_bytes_per_doc`) = {b}: use 8 ..= 1024 (40 = four tables, ~110 = ten)"
             ),
             Some(b) => b,
             None => defaults.index_bytes_per_doc,
