@@ -3,26 +3,27 @@
 //! Documents are numbered `0, 1, 2, …` in input order. A [`Deduper`] takes them in batches:
 //! the sketches of a batch are computed in parallel (rayon), then every document is decided
 //! **serially, in input order**: the detector is asked which earlier documents it is a
-//! near-duplicate of, the links are merged with union-find, and the document is inserted.
-//! Nothing depends on thread timing: the same input gives the same output at any thread count.
+//! near-duplicate of, and the document joins a cluster or starts one. Nothing depends on
+//! thread timing: the same input gives the same output at any thread count.
 //!
 //! # What the results mean
 //!
-//! - **Clusters** are the connected components of the near-duplicate graph (an edge joins two
-//!   documents the detector links, e.g. simhash within Hamming distance `k`): every document
-//!   is inserted, duplicates included, so this is single-linkage clustering. Components do not
-//!   depend on input order. A cluster is numbered by its first document (smallest number).
-//! - With [`Keep::First`], a document's `duplicate_of` is decided on arrival and never changes:
-//!   the first document of the cluster it joins (as the cluster stood then). A kept document is
-//!   one with no earlier near-duplicate. When a later document bridges two clusters that were
-//!   not near-duplicates of each other, the merged cluster holds two kept documents — exactly
-//!   what an online crawler that already stored both would see.
+//! - **The online rule** ([`Linkage::Kept`], the default) is the decision `neardup serve` takes
+//!   when the same documents arrive in the same order: only kept documents are indexed; a
+//!   document with a near-duplicate among them is a duplicate of the strongest match (smallest
+//!   distance, then highest similarity, then earliest — [`crate::detect::best_verdict`]) and
+//!   joins its cluster; otherwise it is kept and starts a cluster. Every cluster holds exactly
+//!   one kept document, numbered by it.
+//! - [`Linkage::Components`] indexes every document, duplicates included: clusters are the
+//!   connected components of the near-duplicate graph (single linkage, union-find), numbered
+//!   by their first document; chains of drifting copies join one cluster, and a document that
+//!   bridges two clusters merges them (such a cluster holds two documents kept on arrival).
+//! - With [`Keep::First`], a document's `duplicate_of` is decided on arrival and never changes.
 //! - With [`Keep::Longest`], decisions wait for the end of the input: each cluster's
 //!   representative is its longest document (in characters; ties → the earliest), every other
-//!   member's `duplicate_of` is that representative, and each cluster keeps exactly one
-//!   document.
-//! - `matched`/`distance`/`similarity` describe the closest earlier document (smallest
-//!   distance, then highest similarity, then earliest) — the evidence for the decision.
+//!   member's `duplicate_of` is that representative.
+//! - `matched`/`distance`/`similarity`/`stage` describe the strongest earlier match — the
+//!   evidence for the decision.
 //! - **Empty documents** (nothing left after normalisation, [`Error::EmptyDocument`]) are never
 //!   dropped: each is its own cluster, kept, with [`Outcome::empty`] set; they are not indexed.
 //!
@@ -49,7 +50,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::detect::{Detector, Verdict};
+use crate::detect::{best_verdict, Detector, Stage};
 use crate::error::Error;
 
 /// Which document of a cluster is kept.
@@ -71,6 +72,23 @@ impl std::str::FromStr for Keep {
             _ => Err(Error::Config(format!("keep `{s}`: use first or longest"))),
         }
     }
+}
+
+/// How a near-duplicate joins a cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Linkage {
+    /// **The online rule** (default): only kept documents are indexed; a document with a
+    /// near-duplicate among them joins the cluster of the strongest match (smallest distance,
+    /// then highest similarity, then earliest) and is not indexed. Every cluster is a star
+    /// around exactly one kept document, and the decision is the one `neardup serve` takes when
+    /// the same documents arrive in the same order.
+    #[default]
+    Kept,
+    /// Single linkage: every document is indexed, duplicates included, and clusters are the
+    /// connected components of the near-duplicate graph (union-find). Chains of drifting copies
+    /// join one cluster; a document that bridges two clusters merges them, so a cluster may
+    /// hold two documents that were kept on arrival.
+    Components,
 }
 
 /// A document whose sketch could not be computed for a reason other than being empty.
@@ -97,6 +115,8 @@ pub struct Outcome {
     pub distance: Option<u32>,
     /// Similarity to `matched` (set and text methods).
     pub similarity: Option<f64>,
+    /// The stage that matched `matched` (exact, short, minhash, simhash, imatch).
+    pub stage: Option<Stage>,
     /// Nothing was left after normalisation: own cluster, kept, not indexed.
     pub empty: bool,
 }
@@ -148,16 +168,23 @@ impl UnionFind {
 #[derive(Debug)]
 pub struct Deduper<D: Detector> {
     detector: D,
+    linkage: Linkage,
     uf: UnionFind,
     outcomes: Vec<Outcome>,
     lengths: Vec<u32>,
 }
 
 impl<D: Detector> Deduper<D> {
-    /// A deduper with an empty index.
+    /// A deduper with an empty index and the online rule ([`Linkage::Kept`]).
     pub fn new(detector: D) -> Self {
+        Self::with_linkage(detector, Linkage::Kept)
+    }
+
+    /// A deduper with an empty index and the given linkage.
+    pub fn with_linkage(detector: D, linkage: Linkage) -> Self {
         Deduper {
             detector,
+            linkage,
             uf: UnionFind::default(),
             outcomes: Vec::new(),
             lengths: Vec::new(),
@@ -241,8 +268,17 @@ impl<D: Detector> Deduper<D> {
         let verdicts = self.detector.find(&sketch);
         let best = best_verdict(&verdicts);
         let mut root = doc;
-        for v in &verdicts {
-            root = self.uf.union(root, v.of);
+        match self.linkage {
+            Linkage::Kept => {
+                if let Some(b) = best {
+                    root = self.uf.union(root, b.of);
+                }
+            }
+            Linkage::Components => {
+                for v in &verdicts {
+                    root = self.uf.union(root, v.of);
+                }
+            }
         }
         let first = self.uf.min[root as usize];
         let o = Outcome {
@@ -251,9 +287,12 @@ impl<D: Detector> Deduper<D> {
             matched: best.map(|b| b.of),
             distance: best.and_then(|b| b.distance),
             similarity: best.and_then(|b| b.similarity),
+            stage: best.map(|b| b.stage),
             empty: false,
         };
-        self.detector.insert(doc, sketch);
+        if self.linkage == Linkage::Components || best.is_none() {
+            self.detector.insert(doc, sketch);
+        }
         self.outcomes.push(o);
         o
     }
@@ -329,20 +368,6 @@ pub fn sketch_batch<D: Detector, S: AsRef<str> + Sync>(
     let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
     detector.observe_batch(&refs);
     refs.par_iter().map(|t| detector.sketch(t)).collect()
-}
-
-fn best_verdict(vs: &[Verdict]) -> Option<Verdict> {
-    vs.iter().copied().min_by(|a, b| {
-        a.distance
-            .unwrap_or(0)
-            .cmp(&b.distance.unwrap_or(0))
-            .then_with(|| {
-                b.similarity
-                    .unwrap_or(0.0)
-                    .total_cmp(&a.similarity.unwrap_or(0.0))
-            })
-            .then_with(|| a.of.cmp(&b.of))
-    })
 }
 
 /// Deduplicates a whole slice of texts (batches of 4096).

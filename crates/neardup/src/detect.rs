@@ -20,6 +20,44 @@ use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 use neardup_index::{HammingIndex, Layout};
 
+/// Which stage of a detector matched a pair.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// Identical normalised text (exact digest).
+    #[default]
+    Exact,
+    /// The short-text path: MinHash candidates confirmed by an edit-distance measure.
+    Short,
+    /// MinHash LSH, confirmed by estimated (or exact) Jaccard similarity.
+    Minhash,
+    /// Simhash within a Hamming distance.
+    Simhash,
+    /// I-Match (identical filtered term set).
+    Imatch,
+}
+
+impl Stage {
+    /// The stage's name as reports print it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Exact => "exact",
+            Stage::Short => "short",
+            Stage::Minhash => "minhash",
+            Stage::Simhash => "simhash",
+            Stage::Imatch => "imatch",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One earlier document a new one is a near-duplicate of.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Verdict {
@@ -29,6 +67,34 @@ pub struct Verdict {
     pub distance: Option<u32>,
     /// Similarity in [0, 1] (Jaccard, edit ratio, …), for set and text methods.
     pub similarity: Option<f64>,
+    /// The stage that matched.
+    pub stage: Stage,
+}
+
+/// Orders two verdicts by strength of evidence: smaller distance, then higher similarity, then
+/// the earlier document (`earlier(a, b)` compares the two documents' arrival order). Batch dedup
+/// and the online engine pick the evidence for a decision with this one rule.
+pub fn compare_verdicts(
+    a: &Verdict,
+    b: &Verdict,
+    arrival: impl Fn(u32) -> u64,
+) -> std::cmp::Ordering {
+    a.distance
+        .unwrap_or(0)
+        .cmp(&b.distance.unwrap_or(0))
+        .then_with(|| {
+            b.similarity
+                .unwrap_or(0.0)
+                .total_cmp(&a.similarity.unwrap_or(0.0))
+        })
+        .then_with(|| arrival(a.of).cmp(&arrival(b.of)))
+}
+
+/// The strongest verdict (see [`compare_verdicts`]); documents arrive in `of` order.
+pub fn best_verdict(vs: &[Verdict]) -> Option<Verdict> {
+    vs.iter()
+        .copied()
+        .min_by(|a, b| compare_verdicts(a, b, u64::from))
 }
 
 /// A near-duplicate decision procedure with an index of what it has seen.
@@ -109,6 +175,7 @@ impl Detector for SimhashDetector {
                     of: m.handle,
                     distance: Some(u32::from(m.distance)),
                     similarity: None,
+                    stage: Stage::Simhash,
                 })
                 .collect(),
             Err(_) => Vec::new(), // k was validated against the layout at construction

@@ -124,6 +124,7 @@ impl Detector for ExactDetector {
                 of: self.docs[slot as usize],
                 distance: Some(0),
                 similarity: Some(1.0),
+                stage: crate::detect::Stage::Exact,
             })
         });
         out

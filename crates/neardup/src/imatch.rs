@@ -291,6 +291,7 @@ impl Detector for IMatchDetector {
                         of: self.docs[slot as usize],
                         distance: None,
                         similarity: None,
+                        stage: crate::detect::Stage::Imatch,
                     });
                 }
             });

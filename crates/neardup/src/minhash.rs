@@ -614,6 +614,7 @@ impl Detector for MinHashDetector {
                     of: self.docs[i],
                     distance: None,
                     similarity: (self.opts.confirm != Confirm::None).then_some(sim),
+                    stage: crate::detect::Stage::Minhash,
                 });
             }
         }

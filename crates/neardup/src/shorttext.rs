@@ -344,6 +344,7 @@ impl Detector for ShortTextDetector {
                     of: self.docs[i],
                     distance: None,
                     similarity: Some(sim),
+                    stage: crate::detect::Stage::Short,
                 });
             }
         }

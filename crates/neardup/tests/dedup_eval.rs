@@ -1,7 +1,7 @@
 //! Batch dedup against brute-force connected components, and the eval scorer against
 //! brute-force pair enumeration and hand-computed figures.
 
-use neardup::dedup::{dedup, dedup_sketches, Deduper, Keep};
+use neardup::dedup::{dedup, dedup_sketches, Deduper, Keep, Linkage};
 use neardup::detect::{Detector, SimhashDetector, Verdict};
 use neardup::eval::{make_set, score, Bucket, Kind, MakeOptions, SourceDoc, Truth};
 use neardup::{FingerprintConfig, Fingerprinter};
@@ -34,6 +34,7 @@ impl Detector for IntDetector {
                 of,
                 distance: Some((v - s).unsigned_abs() as u32),
                 similarity: None,
+                stage: neardup::detect::Stage::Simhash,
             })
             .collect()
     }
@@ -73,7 +74,7 @@ proptest! {
         chunk in 1usize..9,
     ) {
         let texts: Vec<String> = raw.iter().map(|v| v.map_or(String::new(), |v| v.to_string())).collect();
-        let mut dd = Deduper::new(IntDetector { d, seen: Vec::new() });
+        let mut dd = Deduper::with_linkage(IntDetector { d, seen: Vec::new() }, Linkage::Components);
         for c in texts.chunks(chunk) {
             dd.push_batch(c).unwrap();
         }
@@ -95,7 +96,9 @@ proptest! {
             prop_assert_eq!(o.distance, best.map(|b| b.1 as u32));
         }
         // Keep::Longest: the representative is the longest member (ties → earliest).
-        let longest = dedup(IntDetector { d, seen: Vec::new() }, &texts, Keep::Longest).unwrap();
+        let mut dd = Deduper::with_linkage(IntDetector { d, seen: Vec::new() }, Linkage::Components);
+        dd.push_batch(&texts).unwrap();
+        let longest = dd.finish(Keep::Longest);
         for (i, o) in longest.outcomes.iter().enumerate() {
             let members: Vec<usize> = (0..raw.len()).filter(|&j| comps[j] == comps[i]).collect();
             let rep = *members.iter().max_by_key(|&&j| (texts[j].chars().count(), std::cmp::Reverse(j))).unwrap();
@@ -107,6 +110,57 @@ proptest! {
         prop_assert_eq!(r.clusters, ncomp);
         prop_assert_eq!(r.documents, raw.len() as u64);
         prop_assert_eq!(r.size_distribution.iter().map(|x| x.1).sum::<u64>(), ncomp);
+    }
+
+    /// The online rule: only kept documents are indexed; a duplicate points at its strongest
+    /// kept match (smallest distance, then earliest); every cluster has exactly one kept document.
+    #[test]
+    fn kept_linkage_is_the_online_rule(
+        raw in prop::collection::vec(prop::option::weighted(0.9, 0i64..60), 0..40),
+        d in 0i64..4,
+        chunk in 1usize..9,
+    ) {
+        let texts: Vec<String> = raw.iter().map(|v| v.map_or(String::new(), |v| v.to_string())).collect();
+        let mut dd = Deduper::new(IntDetector { d, seen: Vec::new() });
+        for c in texts.chunks(chunk) {
+            dd.push_batch(c).unwrap();
+        }
+        let out = dd.finish(Keep::First);
+        let mut kept: Vec<(usize, i64)> = Vec::new();
+        for (i, o) in out.outcomes.iter().enumerate() {
+            let Some(v) = raw[i] else {
+                prop_assert!(o.empty);
+                prop_assert_eq!(o.cluster, i as u32);
+                continue;
+            };
+            let best = kept
+                .iter()
+                .map(|&(j, w)| (j, (w - v).abs()))
+                .filter(|&(_, dist)| dist <= d)
+                .min_by_key(|&(j, dist)| (dist, j));
+            match best {
+                Some((j, dist)) => {
+                    prop_assert_eq!(o.duplicate_of, Some(j as u32));
+                    prop_assert_eq!(o.cluster, j as u32);
+                    prop_assert_eq!(o.matched, Some(j as u32));
+                    prop_assert_eq!(o.distance, Some(dist as u32));
+                }
+                None => {
+                    prop_assert_eq!(o.duplicate_of, None);
+                    prop_assert_eq!(o.cluster, i as u32);
+                    kept.push((i, v));
+                }
+            }
+        }
+        // Exactly one kept document per cluster.
+        let mut kept_per_cluster = std::collections::HashMap::new();
+        for o in &out.outcomes {
+            *kept_per_cluster.entry(o.cluster).or_insert(0) += u32::from(o.duplicate_of.is_none());
+        }
+        prop_assert!(kept_per_cluster.values().all(|&k| k == 1));
+        // The same through the slice API.
+        let again = dedup(IntDetector { d, seen: Vec::new() }, &texts, Keep::First).unwrap();
+        prop_assert_eq!(again.outcomes, out.outcomes);
     }
 
     #[test]

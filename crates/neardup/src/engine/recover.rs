@@ -19,7 +19,8 @@ use rayon::prelude::*;
 
 use super::records::{self, Record};
 use super::slab::{id_key, Chunk, IdMap, Slab};
-use super::{EngineConfig, EngineError, Horizon, Inner, Result, Segment, CHUNK, LIVE};
+use super::state::{Horizon, Inner, Segment, LIVE};
+use super::{EngineConfig, EngineError, Result, CHUNK};
 use crate::hash::xxh3;
 
 /// `(fingerprint, handle)` entries of one segment, in parts (one per slab chunk).

@@ -15,7 +15,8 @@
 //!   deletion), load at most 4/5. An id has at most one entry; entries with equal keys are told
 //!   apart by comparing the slots' ids.
 
-use super::{CHUNK, FREE, MAX_ID_BYTES};
+use super::state::FREE;
+use super::{CHUNK, MAX_ID_BYTES};
 
 /// Arena garbage below this is never compacted (compaction would cost more than it saves);
 /// tiny under unit tests so that they exercise compaction.

@@ -1,0 +1,156 @@
+//! The in-memory state under the engine's lock: document slots, the id map and the time
+//! segments with their indexes, and the rule that says which documents are live.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use neardup_index::{HammingIndex, Layout};
+
+use super::slab::{id_key, IdMap, Slab};
+use super::{Result, HEAD_MAX};
+use crate::hash::xxh3;
+
+pub(super) const FREE: u8 = 0;
+pub(super) const LIVE: u8 = 1;
+/// Dead (removed or expired) but kept intact for the snapshot being written.
+pub(super) const PARKED: u8 = 2;
+
+pub(super) struct Segment {
+    /// Immutable runs; `runs[0]` is the largest (the merged main run).
+    pub(super) runs: Vec<Arc<HammingIndex>>,
+    /// Mutable, at most `HEAD_MAX` entries (all in the index's delta, never merged in place).
+    pub(super) head: HammingIndex,
+    /// Stored documents (inserts minus removals).
+    pub(super) live: u64,
+}
+
+pub(super) struct Inner {
+    pub(super) segments: BTreeMap<i64, Segment>,
+    pub(super) slab: Slab,
+    /// id → slot of the current document with that id.
+    pub(super) ids: IdMap,
+    pub(super) free: Vec<u32>,
+    pub(super) parked: Vec<u32>,
+    pub(super) snapshotting: bool,
+    pub(super) floor: i64,
+}
+
+impl Inner {
+    pub(super) fn new() -> Inner {
+        Inner {
+            segments: BTreeMap::new(),
+            slab: Slab::default(),
+            ids: IdMap::default(),
+            free: Vec::new(),
+            parked: Vec::new(),
+            snapshotting: false,
+            floor: i64::MIN,
+        }
+    }
+
+    pub(super) fn lookup(&self, id: &str) -> Option<u32> {
+        let pos = self
+            .ids
+            .find(id_key(xxh3(id.as_bytes())), |s| self.slab.id(s) == id)?;
+        Some(self.ids.handle_at(pos))
+    }
+
+    /// Maps `id` (the id of slot `slot`) to `slot`, replacing its previous mapping.
+    pub(super) fn map_insert(&mut self, id: &str, slot: u32) {
+        let key = id_key(xxh3(id.as_bytes()));
+        match self.ids.find(key, |s| self.slab.id(s) == id) {
+            Some(pos) => self.ids.set_at(pos, slot),
+            None => self.ids.insert(key, slot),
+        }
+    }
+
+    /// Removes the mapping of slot `slot`'s id if it points to `slot`.
+    pub(super) fn unmap(&mut self, slot: u32) {
+        let key = id_key(xxh3(self.slab.id(slot).as_bytes()));
+        if let Some(pos) = self.ids.find(key, |s| s == slot) {
+            self.ids.remove_at(pos);
+        }
+    }
+
+    pub(super) fn alloc(&mut self, fp: u64, ts: i64, id: &str) -> u32 {
+        if !self.snapshotting {
+            if let Some(h) = self.free.pop() {
+                self.slab.set(h, fp, ts, id, LIVE);
+                return h;
+            }
+        }
+        self.slab.push(fp, ts, id, LIVE)
+    }
+
+    /// Stores a document: its slot, its id mapping and its segment's head index. Returns true
+    /// when the head filled up and was frozen into a run (to be merged by maintenance).
+    pub(super) fn insert_doc(
+        &mut self,
+        fp: u64,
+        ts: i64,
+        id: &str,
+        segment_ms: i64,
+        head_layout: &Layout,
+    ) -> Result<bool> {
+        let handle = self.alloc(fp, ts, id);
+        self.map_insert(id, handle);
+        let seg = self
+            .segments
+            .entry(ts.div_euclid(segment_ms))
+            .or_insert_with(|| Segment {
+                runs: Vec::new(),
+                head: HammingIndex::new(head_layout.clone()),
+                live: 0,
+            });
+        seg.head.insert(fp, handle)?;
+        seg.live += 1;
+        if seg.head.len() >= HEAD_MAX {
+            let full = std::mem::replace(&mut seg.head, HammingIndex::new(head_layout.clone()));
+            seg.runs.push(Arc::new(full));
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Removes a stored document (its run entries are filtered out by the slot check until
+    /// the next merge drops them).
+    pub(super) fn remove_doc(&mut self, handle: u32, segment_ms: i64) {
+        let (fp, ts) = {
+            let s = self.slab.get(handle);
+            (s.fp, s.ts)
+        };
+        self.unmap(handle);
+        if let Some(seg) = self.segments.get_mut(&ts.div_euclid(segment_ms)) {
+            seg.live = seg.live.saturating_sub(1);
+            seg.head.remove(fp, handle);
+        }
+        self.release(handle);
+    }
+
+    /// Marks a dead slot free (or parked while a snapshot runs).
+    pub(super) fn release(&mut self, h: u32) {
+        if self.snapshotting {
+            self.slab.get_mut(h).state = PARKED;
+            self.parked.push(h);
+        } else {
+            self.slab.free(h);
+            self.free.push(h);
+        }
+    }
+}
+
+/// The live-document rule at one instant.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Horizon {
+    /// Live iff `ts > expired_at` …
+    pub(super) expired_at: i64,
+    /// … and `ts >= floor`.
+    pub(super) floor: i64,
+}
+
+impl Horizon {
+    #[inline]
+    pub(super) fn live(&self, ts: i64) -> bool {
+        ts > self.expired_at && ts >= self.floor
+    }
+}
