@@ -92,12 +92,15 @@ impl RedisHttpBackend {
 
 fn to_engine(o: crate::Outcome) -> engine::Outcome {
     engine::Outcome {
-        fingerprint: o.fingerprint,
+        fingerprint: Some(o.fingerprint),
         decision: match o.decision {
             crate::Decision::Unique => engine::Decision::Unique,
-            crate::Decision::Duplicate { of, distance } => {
-                engine::Decision::Duplicate { of, distance }
-            }
+            crate::Decision::Duplicate { of, distance } => engine::Decision::Duplicate {
+                of,
+                distance: Some(distance),
+                similarity: None,
+                stage: engine::Stage::Simhash,
+            },
         },
         stored: o.stored,
         timestamp_ms: o.timestamp_ms,
@@ -157,13 +160,15 @@ impl Backend for RedisHttpBackend {
                 let fp = fp?;
                 let hits = self.redis.query(fp).await?;
                 Ok(engine::QueryResult {
-                    fingerprint: fp,
+                    fingerprint: Some(fp),
                     hits: hits
                         .into_iter()
                         .map(|h| engine::Hit {
                             id: h.id,
-                            fingerprint: h.fingerprint,
-                            distance: h.distance,
+                            fingerprint: Some(h.fingerprint),
+                            distance: Some(h.distance),
+                            similarity: None,
+                            stage: engine::Stage::Simhash,
                             timestamp_ms: h.timestamp_ms,
                         })
                         .collect(),
@@ -177,7 +182,7 @@ impl Backend for RedisHttpBackend {
         Box::pin(async move {
             Ok(self.redis.get(&id).await?.map(|d| engine::DocInfo {
                 id: d.id,
-                fingerprint: d.fingerprint,
+                fingerprint: Some(d.fingerprint),
                 timestamp_ms: d.timestamp_ms,
             }))
         })

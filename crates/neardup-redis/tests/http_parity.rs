@@ -113,6 +113,7 @@ fn parity(redis_url: &str, seed: u64, steps: usize) {
             dir.path(),
             fingerprinter.clone(),
             EngineConfig {
+                detector: neardup::engine::EngineDetector::Simhash,
                 maintenance_interval: None,
                 ..EngineConfig::default()
             },

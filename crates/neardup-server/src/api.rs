@@ -185,23 +185,38 @@ fn to_doc(b: DocBody, need_id: bool) -> Result<Doc, ApiError> {
 struct OutcomeBody {
     distance: Option<u32>,
     duplicate_of: Option<String>,
-    fingerprint: String,
+    fingerprint: Option<String>,
     id: String,
+    similarity: Option<f64>,
+    stage: Option<&'static str>,
     status: &'static str,
     stored: bool,
     timestamp: f64,
 }
 
 fn outcome_json(id: String, o: Outcome) -> OutcomeBody {
-    let (status, duplicate_of, distance) = match o.decision {
-        Decision::Unique => ("unique", None, None),
-        Decision::Duplicate { of, distance } => ("duplicate", Some(of), Some(distance)),
+    let (status, duplicate_of, distance, similarity, stage) = match o.decision {
+        Decision::Unique => ("unique", None, None, None, None),
+        Decision::Duplicate {
+            of,
+            distance,
+            similarity,
+            stage,
+        } => (
+            "duplicate",
+            Some(of),
+            distance,
+            similarity,
+            Some(stage.as_str()),
+        ),
     };
     OutcomeBody {
         distance,
         duplicate_of,
-        fingerprint: to_hex(o.fingerprint),
+        fingerprint: o.fingerprint.map(to_hex),
         id,
+        similarity,
+        stage,
         status,
         stored: o.stored,
         timestamp: o.timestamp_ms as f64 / 1000.0,
@@ -221,12 +236,16 @@ fn query_json(q: &QueryResult) -> Value {
     json!({
         "status": if best.is_some() { "duplicate" } else { "unique" },
         "duplicate_of": best.map(|h| h.id.clone()),
-        "distance": best.map(|h| h.distance),
-        "fingerprint": to_hex(q.fingerprint),
+        "distance": best.and_then(|h| h.distance),
+        "similarity": best.and_then(|h| h.similarity),
+        "stage": best.map(|h| h.stage.as_str()),
+        "fingerprint": q.fingerprint.map(to_hex),
         "matches": q.hits.iter().map(|h| json!({
             "id": h.id,
             "distance": h.distance,
-            "fingerprint": to_hex(h.fingerprint),
+            "similarity": h.similarity,
+            "stage": h.stage.as_str(),
+            "fingerprint": h.fingerprint.map(to_hex),
             "timestamp": h.timestamp_ms as f64 / 1000.0,
         })).collect::<Vec<_>>(),
     })
@@ -340,7 +359,7 @@ async fn get_document(
     match st.backend.get(id.clone()).await? {
         Some(d) => Ok(Json(json!({
             "id": d.id,
-            "fingerprint": to_hex(d.fingerprint),
+            "fingerprint": d.fingerprint.map(to_hex),
             "timestamp": d.timestamp_ms as f64 / 1000.0,
         }))),
         None => Err(not_found(&id)),

@@ -28,6 +28,7 @@ fn fixture(cfg: ServerConfig) -> Fixture {
         dir.path(),
         neardup::Fingerprinter::new(Default::default()).unwrap(),
         EngineConfig {
+            detector: neardup::engine::EngineDetector::Simhash,
             maintenance_interval: None,
             ..EngineConfig::default()
         },
@@ -505,6 +506,7 @@ fn concurrent_clients_exactly_one_unique_per_group() {
     let clock = Arc::new(ManualClock::new(T0));
     let fpr = neardup::Fingerprinter::new(Default::default()).unwrap();
     let cfg = EngineConfig {
+        detector: neardup::engine::EngineDetector::Simhash,
         maintenance_interval: None,
         ..EngineConfig::default()
     };

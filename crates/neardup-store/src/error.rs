@@ -96,6 +96,8 @@ pub enum Error {
     ConfigMismatch {
         /// The first file whose header carries the other configuration.
         path: PathBuf,
+        /// The configuration blob that file carries.
+        stored: Vec<u8>,
     },
 
     /// A log segment that is *not* the last one has a damaged record. Records

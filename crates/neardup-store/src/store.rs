@@ -226,7 +226,10 @@ fn load_snapshot(path: &Path, lsn: Lsn, config: &[u8]) -> Result<Snapshot> {
         });
     }
     if h.config != config {
-        return Err(Error::ConfigMismatch { path: path.into() });
+        return Err(Error::ConfigMismatch {
+            path: path.into(),
+            stored: h.config.to_vec(),
+        });
     }
     let corrupt = |reason: String| Error::CorruptSnapshot {
         path: path.into(),
@@ -618,7 +621,10 @@ impl Store {
                 });
             }
             if h.config != opts.config.as_slice() {
-                return Err(Error::ConfigMismatch { path });
+                return Err(Error::ConfigMismatch {
+                    path,
+                    stored: h.config.to_vec(),
+                });
             }
             let start = h.len;
             if let Some(exp) = expected {
@@ -839,6 +845,14 @@ impl Store {
     /// LSN of the last appended record (0 if none).
     pub fn last_lsn(&self) -> Lsn {
         lock(&self.shared.state).next_lsn - 1
+    }
+
+    /// Highest LSN acknowledged under the sync mode: on stable storage under
+    /// [`SyncMode::Always`], handed to the OS otherwise. After a failure, records
+    /// above it were refused.
+    pub fn acknowledged_lsn(&self) -> Lsn {
+        let st = lock(&self.shared.state);
+        self.shared.mark(&st)
     }
 
     /// Highest LSN known to be on stable storage.

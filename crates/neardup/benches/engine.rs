@@ -143,6 +143,7 @@ fn engine_benches(c: &mut Criterion) {
     // whether it was preloaded by this run or an earlier one.
     let clock = Arc::new(ManualClock::new(START_MS));
     let cfg = EngineConfig {
+        detector: neardup::engine::EngineDetector::Simhash,
         sync: SyncMode::None,
         index_bytes_per_doc: std::env::var("NEARDUP_BENCH_INDEX_BYTES")
             .ok()
@@ -200,7 +201,7 @@ fn engine_benches(c: &mut Criterion) {
     for j in [0, n / 2, n - 1] {
         // Stored, or a near-duplicate of a stored document.
         match e.get(&format!("doc-{j}")) {
-            Some(d) => assert_eq!(d.fingerprint, fps[j]),
+            Some(d) => assert_eq!(d.fingerprint, Some(fps[j])),
             None => assert!(!e.query_fingerprint(fps[j]).hits.is_empty()),
         }
     }
@@ -284,8 +285,13 @@ fn engine_benches(c: &mut Criterion) {
                 .unwrap();
             // doc-j itself may be one of the few near-duplicates the preload did not store.
             assert!(
-                matches!(o.decision, Decision::Duplicate { distance: 2, .. })
-                    || e.get(&format!("doc-{j}")).is_none()
+                matches!(
+                    o.decision,
+                    Decision::Duplicate {
+                        distance: Some(2),
+                        ..
+                    }
+                ) || e.get(&format!("doc-{j}")).is_none()
             );
             o
         })
@@ -295,7 +301,7 @@ fn engine_benches(c: &mut Criterion) {
             j = (j + 7919) % n;
             let q = e.query_fingerprint(fps[j] ^ 1);
             assert!(
-                q.hits.first().map(|h| h.distance) == Some(1)
+                q.hits.first().and_then(|h| h.distance) == Some(1)
                     || e.get(&format!("doc-{j}")).is_none()
             );
             q

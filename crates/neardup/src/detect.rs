@@ -37,6 +37,8 @@ pub enum Stage {
     Simhash,
     /// I-Match (identical filtered term set).
     Imatch,
+    /// The same document id is already stored (online engine).
+    Id,
 }
 
 impl Stage {
@@ -48,6 +50,7 @@ impl Stage {
             Stage::Minhash => "minhash",
             Stage::Simhash => "simhash",
             Stage::Imatch => "imatch",
+            Stage::Id => "id",
         }
     }
 }
@@ -72,12 +75,13 @@ pub struct Verdict {
 }
 
 /// Orders two verdicts by strength of evidence: smaller distance, then higher similarity, then
-/// the earlier document (`earlier(a, b)` compares the two documents' arrival order). Batch dedup
-/// and the online engine pick the evidence for a decision with this one rule.
+/// the earlier document (`a_arrival`, `b_arrival`: the two documents' arrival order). Batch
+/// dedup and the online engine pick the evidence for a decision with this one rule.
 pub fn compare_verdicts(
     a: &Verdict,
+    a_arrival: u64,
     b: &Verdict,
-    arrival: impl Fn(u32) -> u64,
+    b_arrival: u64,
 ) -> std::cmp::Ordering {
     a.distance
         .unwrap_or(0)
@@ -87,14 +91,14 @@ pub fn compare_verdicts(
                 .unwrap_or(0.0)
                 .total_cmp(&a.similarity.unwrap_or(0.0))
         })
-        .then_with(|| arrival(a.of).cmp(&arrival(b.of)))
+        .then_with(|| a_arrival.cmp(&b_arrival))
 }
 
 /// The strongest verdict (see [`compare_verdicts`]); documents arrive in `of` order.
 pub fn best_verdict(vs: &[Verdict]) -> Option<Verdict> {
     vs.iter()
         .copied()
-        .min_by(|a, b| compare_verdicts(a, b, u64::from))
+        .min_by(|a, b| compare_verdicts(a, u64::from(a.of), b, u64::from(b.of)))
 }
 
 /// A near-duplicate decision procedure with an index of what it has seen.

@@ -23,6 +23,7 @@ fn fpr() -> Fingerprinter {
 
 fn cfg() -> EngineConfig {
     EngineConfig {
+        detector: neardup::engine::EngineDetector::Simhash,
         maintenance_interval: None,
         ..EngineConfig::default()
     }
@@ -32,10 +33,17 @@ fn open(dir: &std::path::Path, cfg: EngineConfig, clock: &Arc<ManualClock>) -> E
     Engine::open(dir, fpr(), cfg, clock.clone()).unwrap()
 }
 
-fn dup(of: &str, distance: u32) -> Decision {
-    Decision::Duplicate {
-        of: of.into(),
-        distance,
+/// A duplicate of `of` at Hamming distance `distance` (whichever stage matched).
+#[derive(Debug)]
+struct Dup(String, u32);
+
+fn dup(of: &str, distance: u32) -> Dup {
+    Dup(of.into(), distance)
+}
+
+impl PartialEq<Dup> for Decision {
+    fn eq(&self, d: &Dup) -> bool {
+        matches!(self, Decision::Duplicate { of, distance, .. } if *of == d.0 && *distance == Some(d.1))
     }
 }
 
@@ -59,12 +67,12 @@ fn unique_duplicate_query_get_remove() {
     assert!(e.get("b").is_none(), "duplicates are not stored");
     let q = e.query_fingerprint(0xffff_0000_ffff_0001);
     assert_eq!(q.hits.len(), 1);
-    assert_eq!((q.hits[0].id.as_str(), q.hits[0].distance), ("a", 1));
+    assert_eq!((q.hits[0].id.as_str(), q.hits[0].distance), ("a", Some(1)));
     assert!(e.query_fingerprint(0x0f0f_0f0f_0f0f_0f0f).hits.is_empty());
     let info = e.get("a").unwrap();
     assert_eq!(
         (info.fingerprint, info.timestamp_ms),
-        (0xffff_0000_ffff_0000, T0)
+        (Some(0xffff_0000_ffff_0000), T0)
     );
     // Same id again: never stored twice, reported as a duplicate of itself.
     let again = e.check_and_insert(Doc::fingerprint("a", 0x1)).unwrap();
@@ -121,7 +129,7 @@ fn text_documents_and_batches() {
     assert_eq!(out.len(), 5);
     assert_eq!(out[0].as_ref().unwrap().decision, Decision::Unique);
     let d1 = match &out[1].as_ref().unwrap().decision {
-        Decision::Duplicate { of, distance } => (of.clone(), *distance),
+        Decision::Duplicate { of, distance, .. } => (of.clone(), *distance),
         d => panic!("expected a duplicate, got {d:?}"),
     };
     assert_eq!(d1.0, "1");
@@ -164,7 +172,7 @@ fn state_survives_reopen_with_and_without_snapshot() {
     let s = e.stats();
     assert_eq!((s.documents, s.recovered_documents), (49, 49));
     assert!(e.get("d3").is_none() && e.get("d4").is_none());
-    assert_eq!(e.get("late").unwrap().fingerprint, 0xabcdef);
+    assert_eq!(e.get("late").unwrap().fingerprint, Some(0xabcdef));
     assert_eq!(
         e.check_and_insert(Doc::fingerprint("x", fps[7] ^ 3))
             .unwrap()
@@ -188,12 +196,32 @@ fn other_configuration_is_refused() {
     let clock = Arc::new(ManualClock::new(T0));
     drop(open(dir.path(), cfg(), &clock));
     let other = EngineConfig {
+        detector: neardup::engine::EngineDetector::Simhash,
         distance: 4,
         ..cfg()
     };
     let err = Engine::open(dir.path(), fpr(), other, clock.clone()).unwrap_err();
     assert!(matches!(err, EngineError::ConfigMismatch { .. }), "{err}");
-    assert!(err.to_string().contains("\"distance\":4"));
+    assert!(
+        err.to_string().contains("distance: stored 3, requested 4"),
+        "the message names the setting and both values: {err}"
+    );
+    // Another detector on the same directory: refused, naming both.
+    let err = Engine::open(
+        dir.path(),
+        fpr(),
+        EngineConfig {
+            maintenance_interval: None,
+            ..EngineConfig::default()
+        },
+        clock.clone(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("detector.method: stored \"simhash\", requested \"auto\""),
+        "{err}"
+    );
     let chars = Fingerprinter::new(FingerprintConfig {
         features: neardup::features::FeatureOptions {
             method: neardup::features::Method::Chars,
@@ -299,7 +327,7 @@ fn retention_expires_by_timestamp_and_reclaims_memory() {
     drop(e);
     let e = open(dir.path(), cfg(), &clock);
     assert_eq!(e.stats().documents, 302);
-    assert_eq!(e.get("a1").unwrap().fingerprint, 77 << 20);
+    assert_eq!(e.get("a1").unwrap().fingerprint, Some(77 << 20));
     assert!(e.get("a2").is_none());
     // Everything gone after another two days.
     clock.advance(Duration::from_millis(2 * DAY as u64));
@@ -373,14 +401,14 @@ fn many_documents_freeze_and_merge_runs() {
         } else {
             assert!(hits
                 .iter()
-                .any(|h| h.id == i.to_string() && h.distance == 2));
+                .any(|h| h.id == i.to_string() && h.distance == Some(2)));
         }
     }
     e.shutdown().unwrap();
     drop(e);
     let e = open(dir.path(), c, &clock);
     assert_eq!(e.stats().documents, 150_000 - 15);
-    assert_eq!(e.get("149999").unwrap().fingerprint, fps[149_999]);
+    assert_eq!(e.get("149999").unwrap().fingerprint, Some(fps[149_999]));
 }
 
 #[test]
@@ -464,22 +492,24 @@ proptest! {
                 Op::Insert { cluster, noise, id } => {
                     let fp = bases[cluster as usize] ^ u64::from(noise & 0x1f) << (noise >> 5);
                     let id = format!("i{id}");
-                    let expect = if let Some(&(f, _)) = model.get(&id) {
-                        dup(&id, hamming(f, fp))
+                    // The expected duplicate (its id and distance), or None for unique.
+                    let expect: Option<(String, u32)> = if let Some(&(f, _)) = model.get(&id) {
+                        Some((id.clone(), hamming(f, fp)))
                     } else {
                         match model.iter().map(|(k, &(f, ts))| (hamming(f, fp), ts, k)).filter(|x| x.0 <= 3).min_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1))) {
-                            Some((d, _, k)) => dup(k, d),
-                            None => { model.insert(id.clone(), (fp, now)); Decision::Unique }
+                            Some((d, _, k)) => Some((k.clone(), d)),
+                            None => { model.insert(id.clone(), (fp, now)); None }
                         }
                     };
                     let got = e.as_ref().unwrap().check_and_insert(Doc::fingerprint(id, fp)).unwrap().decision;
                     // Ties at equal distance and timestamp may pick either document.
                     match (&got, &expect) {
-                        (Decision::Duplicate { distance: a, of }, Decision::Duplicate { distance: b, .. }) => {
-                            prop_assert_eq!(a, b);
+                        (Decision::Duplicate { distance: a, of, .. }, Some((_, b))) => {
+                            prop_assert_eq!(*a, Some(*b));
                             prop_assert!(model.contains_key(of));
                         }
-                        _ => prop_assert_eq!(&got, &expect),
+                        (Decision::Unique, None) => {}
+                        _ => prop_assert!(false, "got {:?}, expected {:?}", got, expect),
                     }
                 }
                 Op::Remove { id } => {
@@ -499,7 +529,7 @@ proptest! {
             let now = clock.now_ms_for_test();
             let live: Vec<_> = model.iter().filter(|(_, &(_, ts))| ts > now - 24 * 3_600_000).collect();
             for (id, &(f, _)) in &live {
-                prop_assert_eq!(eng.get(id).map(|d| d.fingerprint), Some(f));
+                prop_assert_eq!(eng.get(id).map(|d| d.fingerprint), Some(Some(f)));
             }
         }
     }
@@ -546,7 +576,10 @@ fn restart_op() -> impl Strategy<Value = RestartOp> {
 }
 
 /// What a client can observe: each id's document and each probe's hits.
-type Observed = (Vec<Option<(u64, i64)>>, Vec<Vec<(String, u32)>>);
+type Observed = (
+    Vec<Option<(Option<u64>, i64)>>,
+    Vec<Vec<(String, Option<u32>)>>,
+);
 
 fn observe(e: &Engine, probes: &[u64]) -> Observed {
     let docs = (0..24)
@@ -614,11 +647,11 @@ proptest! {
         prop_assert!(e.stats().documents >= live && e.stats().documents <= count);
         // And it keeps deciding the same way: every probe again, under a fresh id.
         for (i, &q) in probes.iter().enumerate() {
-            let want = before.1[i].first().map(|(_, d)| *d);
+            let want = before.1[i].first().and_then(|(_, d)| *d);
             let got = e.check_and_insert(Doc::fingerprint(format!("new-{i}"), q)).unwrap();
             match got.decision {
                 Decision::Unique => prop_assert!(want.is_none() || i > 0),
-                Decision::Duplicate { distance, .. } => prop_assert!(want.is_none_or(|w| distance <= w)),
+                Decision::Duplicate { distance, .. } => prop_assert!(want.is_none_or(|w| distance.is_some_and(|d| d <= w))),
             }
         }
     }

@@ -28,6 +28,7 @@ const THREADS: u64 = 4;
 
 fn cfg() -> EngineConfig {
     EngineConfig {
+        detector: neardup::engine::EngineDetector::Simhash,
         sync: SyncMode::Always,
         log_segment_bytes: 4096,
         snapshot_records: 150,
@@ -87,12 +88,14 @@ fn engine_crash_child() {
                     let o = o.expect("check");
                     let id = if n == 0 { id.clone() } else { format!("{id}b") };
                     match o.decision {
-                        Decision::Unique => {
-                            out.push_str(&format!("ACK {id} {} unique -\n", o.fingerprint))
-                        }
-                        Decision::Duplicate { of, .. } => {
-                            out.push_str(&format!("ACK {id} {} dup {of}\n", o.fingerprint))
-                        }
+                        Decision::Unique => out.push_str(&format!(
+                            "ACK {id} {} unique -\n",
+                            o.fingerprint.unwrap_or(0)
+                        )),
+                        Decision::Duplicate { of, .. } => out.push_str(&format!(
+                            "ACK {id} {} dup {of}\n",
+                            o.fingerprint.unwrap_or(0)
+                        )),
                     }
                 }
                 // One write(2) per answer group: printed whole or not at all.
@@ -217,7 +220,7 @@ fn acknowledged_documents_survive_sigkill() {
         let got = engine
             .get(id)
             .unwrap_or_else(|| panic!("acknowledged {id} lost"));
-        assert_eq!(got.fingerprint, fp);
+        assert_eq!(got.fingerprint, Some(fp));
         let hits = engine.query_fingerprint(fp).hits;
         assert_eq!(hits.len(), 1, "{id} has stored near-duplicates: {hits:?}");
     }

@@ -18,6 +18,7 @@ fn open(dir: &std::path::Path) -> Engine {
         dir,
         Fingerprinter::new(FingerprintConfig::default()).unwrap(),
         EngineConfig {
+            detector: neardup::engine::EngineDetector::Simhash,
             maintenance_interval: None,
             ..EngineConfig::default()
         },
@@ -46,6 +47,18 @@ fn scenario(point: &str, fail: impl FnOnce(&Engine) -> bool, failed_doc_may_exis
         failpoints::set(point, Action::Error);
         assert!(fail(&e), "{point}: the operation should have failed");
         failpoints::clear();
+        // No read sees a write that was refused.
+        assert!(
+            e.get("failed").is_none(),
+            "{point}: refused document readable"
+        );
+        assert!(
+            e.query_fingerprint(fp(77))
+                .hits
+                .iter()
+                .all(|h| h.id != "failed"),
+            "{point}: a query points at the refused document"
+        );
         if e.health().is_err() {
             assert!(matches!(
                 e.check_and_insert(Doc::fingerprint("after", fp(99))),
@@ -67,7 +80,7 @@ fn scenario(point: &str, fail: impl FnOnce(&Engine) -> bool, failed_doc_may_exis
     for i in 0..5 {
         assert_eq!(
             e.get(&format!("d{i}")).unwrap().fingerprint,
-            fp(i),
+            Some(fp(i)),
             "{point}: d{i} lost"
         );
     }
@@ -85,7 +98,9 @@ fn scenario(point: &str, fail: impl FnOnce(&Engine) -> bool, failed_doc_may_exis
             .decision,
         Decision::Duplicate {
             of: "d3".into(),
-            distance: 0
+            distance: Some(0),
+            similarity: None,
+            stage: neardup::engine::Stage::Id,
         }
     );
     assert_eq!(
@@ -126,4 +141,41 @@ fn snapshot_failures() {
     ] {
         scenario(point, |e| e.snapshot().is_err(), true);
     }
+}
+
+/// Regression: a document entered memory before its log write succeeded, so after a refused
+/// write (503) `GET` returned it and queries answered "duplicate" of it until restart. Under
+/// the `auto` detector as under simhash.
+#[test]
+fn refused_write_leaves_no_trace_auto() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    failpoints::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let e = Engine::open(
+        dir.path(),
+        Fingerprinter::new(FingerprintConfig::default()).unwrap(),
+        EngineConfig {
+            maintenance_interval: None,
+            ..EngineConfig::default()
+        },
+        Arc::new(ManualClock::new(1_699_984_800_000)),
+    )
+    .unwrap();
+    let text = "一个字符被替换的长新闻文本，".repeat(30);
+    e.check_and_insert(Doc::text(
+        "kept",
+        "完全不同的另一篇文章内容，讲的是天气。".repeat(20),
+    ))
+    .unwrap();
+    failpoints::set("torn-write", Action::Error);
+    assert!(e
+        .check_and_insert(Doc::text("failed", text.clone()))
+        .is_err());
+    failpoints::clear();
+    assert!(e.get("failed").is_none());
+    // A query answers without the refused document (an error would not be an answer either).
+    if let Ok(q) = e.query(&neardup::engine::Content::Text(text)) {
+        assert!(q.hits.iter().all(|h| h.id != "failed"), "{q:?}");
+    }
+    assert!(e.get("kept").is_some(), "durable documents stay readable");
 }

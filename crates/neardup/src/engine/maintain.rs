@@ -109,9 +109,14 @@ pub(super) fn expire(sh: &Shared) {
             .collect()
     };
     for (sid, seg) in dropped {
+        // (fingerprint or arrival sequence, handle): what the slot still holds if it is this
+        // segment's document.
         let mut entries: Vec<(u64, u32)> = seg.head.iter().collect();
         for r in &seg.runs {
             entries.extend(r.iter());
+        }
+        if let Some(x) = &seg.sketches {
+            entries.extend(x.seqs.iter().copied().zip(x.handles.iter().copied()));
         }
         drop(seg);
         for chunk in entries.chunks(LOCK_BATCH) {

@@ -65,6 +65,7 @@
 mod maintain;
 mod records;
 mod recover;
+mod sketch;
 mod slab;
 mod snapshot;
 mod state;
@@ -82,6 +83,9 @@ use neardup_index::Layout;
 use neardup_store::{Store, StoreOptions};
 use rayon::prelude::*;
 
+use crate::detect::Detector;
+use crate::detect::Verdict;
+use crate::policy::{AutoDetector, AutoSketch, PolicyOptions};
 use crate::Fingerprinter;
 use maintain::{maintenance_loop, merge_runs};
 use slab::Slot;
@@ -99,10 +103,42 @@ const CHUNK: usize = 1 << 16;
 /// Entries filtered per read-lock acquisition in merges, expiry and snapshots.
 const LOCK_BATCH: usize = 1 << 12;
 
+/// The `auto` detector's parts: a detector used only to sketch (sketches are pure), and what
+/// builds each segment's index.
+struct Auto {
+    sketcher: AutoDetector,
+    fp: Fingerprinter,
+    opts: PolicyOptions,
+}
+
+impl Auto {
+    /// A segment's empty detector (its options were validated at open).
+    fn make(&self) -> AutoDetector {
+        AutoDetector::new(self.fp.clone(), self.opts.clone()).expect("validated at open")
+    }
+}
+
+/// What a document is checked by: its simhash, or its `auto` sketch.
+#[derive(Debug, Clone)]
+enum Key {
+    Fingerprint(u64),
+    Sketch(AutoSketch),
+}
+
+impl Key {
+    fn fingerprint(&self) -> Option<u64> {
+        match self {
+            Key::Fingerprint(f) => Some(*f),
+            Key::Sketch(_) => None,
+        }
+    }
+}
+
 struct Shared {
     dir: PathBuf,
     cfg: EngineConfig,
     fingerprinter: Fingerprinter,
+    auto: Option<Auto>,
     clock: Arc<dyn Clock>,
     store: Store,
     inner: RwLock<Inner>,
@@ -114,6 +150,9 @@ struct Shared {
     now_hw: AtomicI64,
     closed: AtomicBool,
     failed: Mutex<Option<String>>,
+    /// `(LSN, id)` of stored documents whose records are not yet acknowledged, oldest first
+    /// (taken back out of memory if the store refuses them: [`Shared::settle`]).
+    unacked: Mutex<std::collections::VecDeque<(u64, String)>>,
     inserted: AtomicU64,
     duplicates: AtomicU64,
     removed: AtomicU64,
@@ -150,6 +189,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
     serde_json::json!({
         "engine": "neardup-engine/1",
+        "detector": cfg.detector,
         "fingerprint": fp.descriptor(),
         "distance": cfg.distance,
         "retention_ms": cfg.retention.as_millis() as u64,
@@ -157,6 +197,43 @@ fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
         "max_docs": cfg.max_docs,
     })
     .to_string()
+}
+
+/// The first setting on which two configuration blobs (JSON) differ, with both values, e.g.
+/// `retention_ms: stored 172800000, requested 86400000`.
+fn config_difference(stored: &[u8], requested: &str) -> String {
+    fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Option<String> {
+        use serde_json::Value;
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                // `method` first: another method explains every other difference.
+                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+                keys.sort_by_key(|k| (k.as_str() != "method", k.as_str()));
+                keys.dedup();
+                keys.into_iter().find_map(|k| {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    let null = Value::Null;
+                    walk(&p, x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null))
+                })
+            }
+            _ if a == b => None,
+            _ => Some(format!("{path}: stored {a}, requested {b}")),
+        }
+    }
+    let requested: serde_json::Value =
+        serde_json::from_str(requested).unwrap_or(serde_json::Value::Null);
+    match serde_json::from_slice::<serde_json::Value>(stored) {
+        Ok(stored) => walk("", &stored, &requested)
+            .unwrap_or_else(|| "the same settings, encoded differently".into()),
+        Err(_) => format!(
+            "the stored configuration is not this engine's ({} bytes that are not JSON)",
+            stored.len()
+        ),
+    }
 }
 
 fn check_id(id: &str) -> Result<()> {
@@ -293,17 +370,131 @@ impl Shared {
         best.map(|(d, _, handle)| (handle, d))
     }
 
-    fn fingerprint_of(&self, c: &Content) -> Result<u64> {
-        match c {
-            Content::Text(t) => Ok(self.fingerprinter.simhash(t)?),
-            Content::Fingerprint(f) => Ok(*f),
+    /// What `c` is checked by under the engine's detector.
+    fn key_of(&self, c: &Content) -> Result<Key> {
+        match (&self.auto, c) {
+            (None, Content::Text(t)) => Ok(Key::Fingerprint(self.fingerprinter.simhash(t)?)),
+            (None, Content::Fingerprint(f)) => Ok(Key::Fingerprint(*f)),
+            (Some(a), Content::Text(t)) => Ok(Key::Sketch(a.sketcher.sketch(t)?)),
+            (Some(_), Content::Fingerprint(_)) => Err(EngineError::TextRequired {
+                detector: self.cfg.detector.name(),
+            }),
         }
     }
 
-    /// Inserts a document into memory (caller holds the decide mutex and has logged it).
-    fn apply_insert(&self, inner: &mut Inner, fp: u64, ts: i64, id: &str) -> Result<()> {
-        if inner.insert_doc(fp, ts, id, self.segment_ms, &self.head_layout)? {
-            self.wake.notify_all();
+    /// Every live document the sketch is a near-duplicate of, strongest first, as (verdict with
+    /// `of` = handle, arrival sequence).
+    fn sketch_matches(&self, inner: &Inner, h: Horizon, s: &AutoSketch) -> Vec<(Verdict, u64)> {
+        let mut found = Vec::new();
+        for (&sid, seg) in &inner.segments {
+            if self.segment_dead(sid, h) {
+                continue;
+            }
+            if let Some(x) = &seg.sketches {
+                x.find(s, &mut found);
+            }
+        }
+        found.retain(|(v, seq)| {
+            let slot = inner.slab.get(v.of);
+            slot.state == LIVE && slot.fp == *seq && h.live(slot.ts)
+        });
+        sketch::sort_strongest(&mut found);
+        found
+    }
+
+    /// The strongest live match of `key`: `(handle, distance, similarity, stage)`.
+    fn best_match(
+        &self,
+        inner: &Inner,
+        h: Horizon,
+        key: &Key,
+    ) -> Option<(u32, Option<u32>, Option<f64>, Stage)> {
+        match key {
+            Key::Fingerprint(fp) => self
+                .best(inner, h, *fp)
+                .map(|(handle, d)| (handle, Some(d), None, Stage::Simhash)),
+            Key::Sketch(s) => self
+                .sketch_matches(inner, h, s)
+                .first()
+                .map(|(v, _)| (v.of, v.distance, v.similarity, v.stage)),
+        }
+    }
+
+    /// Inserts a document into memory (caller holds the decide mutex and has logged it as
+    /// record `seq`, with `blob` its encoded sketch under the `auto` detector).
+    fn apply_insert(
+        &self,
+        inner: &mut Inner,
+        key: Key,
+        blob: &[u8],
+        seq: u64,
+        ts: i64,
+        id: &str,
+    ) -> Result<()> {
+        match (key, &self.auto) {
+            (Key::Fingerprint(fp), _) => {
+                if inner.insert_doc(fp, ts, id, self.segment_ms, &self.head_layout)? {
+                    self.wake.notify_all();
+                }
+            }
+            (Key::Sketch(s), Some(a)) => inner.insert_sketch(
+                seq,
+                ts,
+                id,
+                s,
+                blob,
+                self.segment_ms,
+                &self.head_layout,
+                &|| a.make(),
+            ),
+            (Key::Sketch(_), None) => unreachable!("sketches exist only under the auto detector"),
+        }
+        Ok(())
+    }
+
+    /// Drops from the list of unacknowledged inserts those the store has acknowledged; once
+    /// the engine has failed, takes the rest — whose writes were refused — back out of
+    /// memory, so that no read sees them. Call without holding the engine's locks.
+    fn settle(&self) {
+        let ack = self.store.acknowledged_lsn();
+        let refused: Vec<String> = {
+            let mut q = lock(&self.unacked);
+            while q.front().is_some_and(|(lsn, _)| *lsn <= ack) {
+                q.pop_front();
+            }
+            if q.is_empty() || lock(&self.failed).is_none() {
+                return;
+            }
+            q.drain(..).map(|(_, id)| id).collect()
+        };
+        let _decider = lock(&self.decide);
+        let mut inner = self.write();
+        for id in &refused {
+            if let Some(h) = inner.lookup(id) {
+                if inner.slab.get(h).state == LIVE {
+                    inner.remove_doc(h, self.segment_ms);
+                }
+            }
+        }
+    }
+
+    /// Waits until every record appended so far is durable, when the sync mode promises it
+    /// (readers call it before they return a document, which may not be durable yet).
+    fn settle_if_failed(&self) {
+        if lock(&self.failed).is_some() {
+            self.settle();
+        }
+    }
+
+    fn await_durable(&self) -> Result<()> {
+        if self.cfg.sync == SyncMode::Always
+            && self.store.acknowledged_lsn() < self.store.last_lsn()
+        {
+            if let Err(e) = self.store.sync() {
+                let e = self.fail(e);
+                self.settle();
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -360,6 +551,15 @@ impl Engine {
                 cfg.distance
             )));
         }
+        let auto = match &cfg.detector {
+            EngineDetector::Simhash => None,
+            EngineDetector::Auto(opts) => Some(Auto {
+                sketcher: AutoDetector::new(fingerprinter.clone(), opts.clone())
+                    .map_err(|e| EngineError::InvalidConfig(format!("auto detector: {e}")))?,
+                fp: fingerprinter.clone(),
+                opts: opts.clone(),
+            }),
+        };
         let blob = config_blob(&fingerprinter, &cfg);
         let opts = StoreOptions {
             sync: cfg.sync,
@@ -368,8 +568,9 @@ impl Engine {
             ..StoreOptions::default()
         };
         let (store, recovered) = Store::open(&dir, opts).map_err(|e| match e {
-            neardup_store::Error::ConfigMismatch { .. } => EngineError::ConfigMismatch {
+            neardup_store::Error::ConfigMismatch { stored, .. } => EngineError::ConfigMismatch {
                 dir: dir.clone(),
+                difference: config_difference(&stored, &blob),
                 config: blob.clone(),
             },
             e => EngineError::Store(e),
@@ -379,12 +580,22 @@ impl Engine {
             expired_at: now.saturating_sub(retention_ms),
             floor: i64::MIN,
         };
-        let (inner, recovered_docs) =
-            recover::recover(&dir, recovered, &cfg, horizon, segment_ms, &head_layout)?;
+        let (inner, recovered_docs) = match &auto {
+            None => recover::recover(&dir, recovered, &cfg, horizon, segment_ms, &head_layout)?,
+            Some(a) => recover::recover_sketches(
+                &dir,
+                recovered,
+                horizon,
+                segment_ms,
+                &head_layout,
+                &|| a.make(),
+            )?,
+        };
 
         let shared = Arc::new(Shared {
             dir,
             fingerprinter,
+            auto,
             clock,
             store,
             inner: RwLock::new(inner),
@@ -395,6 +606,7 @@ impl Engine {
             now_hw: AtomicI64::new(now),
             closed: AtomicBool::new(false),
             failed: Mutex::new(None),
+            unacked: Mutex::new(Default::default()),
             inserted: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             removed: AtomicU64::new(0),
@@ -450,23 +662,23 @@ impl Engine {
     /// durable (the document must then be treated as not stored).
     pub fn check_and_insert(&self, doc: Doc) -> Result<Outcome> {
         check_id(&doc.id)?;
-        let fp = self.shared.fingerprint_of(&doc.content)?;
-        self.check_and_insert_many(vec![(doc.id, fp, doc.timestamp_ms)])
+        let key = self.shared.key_of(&doc.content)?;
+        self.check_and_insert_many(vec![(doc.id, key, doc.timestamp_ms)])
             .pop()
             .expect("one result")
     }
 
-    /// [`check_and_insert`](Self::check_and_insert) for many documents: fingerprints are
-    /// computed in parallel, decisions are taken in order (a later document may be a duplicate
-    /// of an earlier one in the same batch) and share one group commit. One result per input,
-    /// in order.
+    /// [`check_and_insert`](Self::check_and_insert) for many documents: sketches are computed
+    /// in parallel, decisions are taken in order (a later document may be a duplicate of an
+    /// earlier one in the same batch) and share one group commit. One result per input, in
+    /// order.
     pub fn check_and_insert_batch(&self, docs: Vec<Doc>) -> Vec<Result<Outcome>> {
-        let prepared: Vec<Result<(String, u64, Option<i64>)>> = docs
+        let prepared: Vec<Result<(String, Key, Option<i64>)>> = docs
             .into_par_iter()
             .map(|d| {
                 check_id(&d.id)?;
-                let fp = self.shared.fingerprint_of(&d.content)?;
-                Ok((d.id, fp, d.timestamp_ms))
+                let key = self.shared.key_of(&d.content)?;
+                Ok((d.id, key, d.timestamp_ms))
             })
             .collect();
         let mut ok = Vec::new();
@@ -487,21 +699,22 @@ impl Engine {
             .collect()
     }
 
-    fn check_and_insert_many(&self, docs: Vec<(String, u64, Option<i64>)>) -> Vec<Result<Outcome>> {
+    fn check_and_insert_many(&self, docs: Vec<(String, Key, Option<i64>)>) -> Vec<Result<Outcome>> {
         self.decide_many(docs).wait()
     }
 
-    /// Validates a document and computes its fingerprint (CPU-bound, thread-safe: run it on as
-    /// many threads as you like) for [`decide`](Self::decide).
+    /// Validates a document and computes its fingerprint or sketch (CPU-bound, thread-safe:
+    /// run it on as many threads as you like) for [`decide`](Self::decide).
     ///
     /// # Errors
-    /// [`EngineError::InvalidId`], [`EngineError::Fingerprint`].
+    /// [`EngineError::InvalidId`], [`EngineError::Fingerprint`],
+    /// [`EngineError::TextRequired`].
     pub fn prepare(&self, doc: Doc) -> Result<PreparedDoc> {
         check_id(&doc.id)?;
-        let fp = self.shared.fingerprint_of(&doc.content)?;
+        let key = self.shared.key_of(&doc.content)?;
         Ok(PreparedDoc {
             id: doc.id,
-            fingerprint: fp,
+            key,
             timestamp_ms: doc.timestamp_ms,
         })
     }
@@ -513,12 +726,12 @@ impl Engine {
     pub fn decide(&self, docs: Vec<PreparedDoc>) -> Pending {
         self.decide_many(
             docs.into_iter()
-                .map(|d| (d.id, d.fingerprint, d.timestamp_ms))
+                .map(|d| (d.id, d.key, d.timestamp_ms))
                 .collect(),
         )
     }
 
-    fn decide_many(&self, docs: Vec<(String, u64, Option<i64>)>) -> Pending {
+    fn decide_many(&self, docs: Vec<(String, Key, Option<i64>)>) -> Pending {
         let sh = &*self.shared;
         if let Err(e) = sh.check_writable() {
             let reason = e.to_string();
@@ -540,12 +753,14 @@ impl Engine {
         let mut out = Vec::with_capacity(docs.len());
         let mut tickets = Vec::new();
         let mut any_dup = false;
+        let mut blob = Vec::new();
         let last_lsn;
         {
             let _decider = lock(&sh.decide);
-            for (id, fp, ts) in docs {
+            for (id, key, ts) in docs {
                 let now = sh.now();
                 let ts = ts.map_or(now, |t| t.min(now));
+                let fingerprint = key.fingerprint();
                 let decided = {
                     let inner = sh.read();
                     let h = sh.horizon(&inner);
@@ -555,11 +770,21 @@ impl Engine {
                             let s = inner.slab.get(s);
                             s.state == LIVE && h.live(s.ts)
                         })
-                        .map(|s| (s, crate::hamming(fp, inner.slab.get(s).fp)));
-                    match same.or_else(|| sh.best(&inner, h, fp)) {
-                        Some((handle, distance)) => Err(Decision::Duplicate {
+                        .map(|s| match fingerprint {
+                            Some(fp) => (
+                                s,
+                                Some(crate::hamming(fp, inner.slab.get(s).fp)),
+                                None,
+                                Stage::Id,
+                            ),
+                            None => (s, None, None, Stage::Id),
+                        });
+                    match same.or_else(|| sh.best_match(&inner, h, &key)) {
+                        Some((handle, distance, similarity, stage)) => Err(Decision::Duplicate {
                             of: inner.slab.id(handle).to_string(),
                             distance,
+                            similarity,
+                            stage,
                         }),
                         None => Ok(h.live(ts)),
                     }
@@ -569,7 +794,7 @@ impl Engine {
                         any_dup = true;
                         sh.duplicates.fetch_add(1, Ordering::Relaxed);
                         out.push(Ok(Outcome {
-                            fingerprint: fp,
+                            fingerprint,
                             decision,
                             stored: false,
                             timestamp_ms: ts,
@@ -577,15 +802,28 @@ impl Engine {
                     }
                     Ok(store_it) => {
                         if store_it {
-                            match sh.store.append(&records::encode_insert(fp, ts, &id)) {
-                                Ok(t) => tickets.push((out.len(), t)),
+                            blob.clear();
+                            let record = match &key {
+                                Key::Fingerprint(fp) => records::encode_insert(*fp, ts, &id),
+                                Key::Sketch(s) => {
+                                    sketch::encode(s, &mut blob);
+                                    records::encode_sketch_insert(ts, &id, &blob)
+                                }
+                            };
+                            let seq = match sh.store.append(&record) {
+                                Ok(t) => {
+                                    let seq = t.lsn();
+                                    tickets.push((out.len(), t));
+                                    lock(&sh.unacked).push_back((seq, id.clone()));
+                                    seq
+                                }
                                 Err(e) => {
                                     out.push(Err(sh.fail(e)));
                                     continue;
                                 }
-                            }
+                            };
                             let mut inner = sh.write();
-                            if let Err(e) = sh.apply_insert(&mut inner, fp, ts, &id) {
+                            if let Err(e) = sh.apply_insert(&mut inner, key, &blob, seq, ts, &id) {
                                 // Logged but not applicable (index full): refuse further writes.
                                 *lock(&sh.failed) = Some(e.to_string());
                                 out.push(Err(e));
@@ -594,7 +832,7 @@ impl Engine {
                             sh.inserted.fetch_add(1, Ordering::Relaxed);
                         }
                         out.push(Ok(Outcome {
-                            fingerprint: fp,
+                            fingerprint,
                             decision: Decision::Unique,
                             stored: store_it,
                             timestamp_ms: ts,
@@ -614,23 +852,68 @@ impl Engine {
         }
     }
 
-    /// Checks `content` without storing anything: the live documents within the distance,
-    /// nearest first.
+    /// Checks `content` without storing anything: the live near-duplicates, strongest first.
     ///
     /// # Errors
-    /// [`EngineError::Fingerprint`] if the text has no fingerprint.
+    /// [`EngineError::Fingerprint`] if the text has no fingerprint or sketch;
+    /// [`EngineError::TextRequired`] for a fingerprint under the `auto` detector.
     pub fn query(&self, content: &Content) -> Result<QueryResult> {
-        let fp = self.shared.fingerprint_of(content)?;
-        Ok(self.query_fingerprint(fp))
+        self.shared.settle_if_failed();
+        let r = self.query_now(content)?;
+        if !r.hits.is_empty() && self.shared.await_durable().is_err() {
+            // Never point at a document whose write was refused (they were taken out).
+            return self.query_now(content);
+        }
+        Ok(r)
     }
 
-    /// [`query`](Self::query) for a fingerprint.
+    fn query_now(&self, content: &Content) -> Result<QueryResult> {
+        match self.shared.key_of(content)? {
+            Key::Fingerprint(fp) => Ok(self.query_fingerprint_now(fp)),
+            Key::Sketch(s) => {
+                let sh = &*self.shared;
+                let inner = sh.read();
+                let h = sh.horizon(&inner);
+                let mut found = sh.sketch_matches(&inner, h, &s);
+                found.truncate(MAX_HITS);
+                let hits = found
+                    .into_iter()
+                    .map(|(v, _)| Hit {
+                        id: inner.slab.id(v.of).to_string(),
+                        fingerprint: None,
+                        distance: v.distance,
+                        similarity: v.similarity,
+                        stage: v.stage,
+                        timestamp_ms: inner.slab.get(v.of).ts,
+                    })
+                    .collect();
+                Ok(QueryResult {
+                    fingerprint: None,
+                    hits,
+                })
+            }
+        }
+    }
+
+    /// [`query`](Self::query) for a fingerprint (simhash detector; under the `auto` detector
+    /// nothing is indexed by fingerprint and the answer is empty).
     pub fn query_fingerprint(&self, fp: u64) -> QueryResult {
+        self.shared.settle_if_failed();
+        let r = self.query_fingerprint_now(fp);
+        if !r.hits.is_empty() && self.shared.await_durable().is_err() {
+            return self.query_fingerprint_now(fp);
+        }
+        r
+    }
+
+    fn query_fingerprint_now(&self, fp: u64) -> QueryResult {
         let sh = &*self.shared;
         let inner = sh.read();
         let h = sh.horizon(&inner);
         let mut found: Vec<(u32, i64, u32)> = Vec::new();
-        sh.for_each_match(&inner, h, fp, |handle, s, d| found.push((d, s.ts, handle)));
+        if sh.auto.is_none() {
+            sh.for_each_match(&inner, h, fp, |handle, s, d| found.push((d, s.ts, handle)));
+        }
         found.sort_unstable();
         found.dedup_by_key(|x| x.2);
         found.truncate(MAX_HITS);
@@ -640,14 +923,16 @@ impl Engine {
                 let s = inner.slab.get(handle);
                 Hit {
                     id: inner.slab.id(handle).to_string(),
-                    fingerprint: s.fp,
-                    distance: d,
+                    fingerprint: Some(s.fp),
+                    distance: Some(d),
+                    similarity: None,
+                    stage: Stage::Simhash,
                     timestamp_ms: ts,
                 }
             })
             .collect();
         QueryResult {
-            fingerprint: fp,
+            fingerprint: Some(fp),
             hits,
         }
     }
@@ -660,13 +945,26 @@ impl Engine {
     /// The stored, live document with this id.
     pub fn get(&self, id: &str) -> Option<DocInfo> {
         let sh = &*self.shared;
+        sh.settle_if_failed();
+        let info = self.get_acknowledged(id)?;
+        // Never show a document whose write may still be refused.
+        match sh.await_durable() {
+            Ok(()) => Some(info),
+            // The refused documents were taken out: what is left is acknowledged.
+            Err(_) => self.get_acknowledged(id),
+        }
+    }
+
+    /// The live document `id` without waiting (after a failure has been settled).
+    fn get_acknowledged(&self, id: &str) -> Option<DocInfo> {
+        let sh = &*self.shared;
         let inner = sh.read();
         let h = sh.horizon(&inner);
         let handle = inner.lookup(id)?;
         let s = inner.slab.get(handle);
         (s.state == LIVE && h.live(s.ts)).then(|| DocInfo {
             id: inner.slab.id(handle).to_string(),
-            fingerprint: s.fp,
+            fingerprint: sh.auto.is_none().then_some(s.fp),
             timestamp_ms: s.ts,
         })
     }
@@ -736,7 +1034,8 @@ impl Engine {
             }
             s.runs += seg.runs.len() + usize::from(!seg.head.is_empty());
             s.index_bytes += seg.runs.iter().map(|r| r.heap_bytes() as u64).sum::<u64>()
-                + seg.head.heap_bytes() as u64;
+                + seg.head.heap_bytes() as u64
+                + seg.sketches.as_ref().map_or(0, |x| x.heap_bytes() as u64);
         }
         s.record_bytes = (inner.slab.heap_bytes()
             + inner.ids.heap_bytes()
@@ -797,15 +1096,21 @@ impl Engine {
     }
 }
 
-/// A validated, fingerprinted document (from [`Engine::prepare`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A validated, sketched document (from [`Engine::prepare`]).
+#[derive(Debug, Clone)]
 pub struct PreparedDoc {
     /// Its id.
     pub id: String,
-    /// Its fingerprint.
-    pub fingerprint: u64,
+    key: Key,
     /// Its timestamp, if supplied.
     pub timestamp_ms: Option<i64>,
+}
+
+impl PreparedDoc {
+    /// Its simhash (simhash detector only).
+    pub fn fingerprint(&self) -> Option<u64> {
+        self.key.fingerprint()
+    }
 }
 
 /// Decisions taken by [`Engine::decide`], released by [`wait`](Self::wait) once durable.
@@ -813,6 +1118,7 @@ pub struct PreparedDoc {
 pub struct Pending {
     shared: Arc<Shared>,
     out: Vec<Result<Outcome>>,
+    /// `(position in out, ticket)` of each stored document.
     tickets: Vec<(usize, neardup_store::Ticket)>,
     any_dup: bool,
     last_lsn: u64,
@@ -855,6 +1161,7 @@ impl Pending {
         if any_dup && sh.cfg.sync == SyncMode::Always && sh.store.durable_lsn() < last_lsn {
             if let Err(e) = sh.store.sync() {
                 let e = sh.fail(e);
+                sh.settle();
                 let reason = e.to_string();
                 for o in out.iter_mut() {
                     if o.is_ok() {
@@ -865,6 +1172,7 @@ impl Pending {
                 }
             }
         }
+        sh.settle();
         out
     }
 }

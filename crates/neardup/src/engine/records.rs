@@ -4,22 +4,51 @@
 //! Log records (one per store record):
 //! - `I | fp u64 | ts i64 | id bytes` — a document answered "unique" and stored;
 //! - `R | id bytes` — a document removed by id;
-//! - `F | floor i64` — documents with a timestamp below `floor` are gone (`max_docs` eviction).
+//! - `F | floor i64` — documents with a timestamp below `floor` are gone (`max_docs` eviction);
+//! - `S | ts i64 | id_len u32 | id bytes | sketch` — a document of the `auto` detector stored,
+//!   with its encoded sketch ([`super::sketch`]); its arrival sequence is the record's LSN.
 //!
-//! Snapshot body: `NDENGSN1 | floor i64 | entry* | u32::MAX | count u64`, each entry
-//! `id_len u32 | fp u64 | ts i64 | id bytes`.
+//! Snapshot body of the simhash detector: `NDENGSN1 | floor i64 | entry* | u32::MAX | count
+//! u64`, each entry `id_len u32 | fp u64 | ts i64 | id bytes`. Of the `auto` detector:
+//! `NDENGSK1 | floor i64 | entry* | u32::MAX | count u64`, each entry `id_len u32 | seq u64 |
+//! ts i64 | sketch_len u32 | id bytes | sketch`.
 
 use std::io::{self, Write};
 
 /// Magic bytes opening a snapshot body.
 pub(crate) const SNAPSHOT_MAGIC: &[u8; 8] = b"NDENGSN1";
+/// Magic bytes opening a snapshot body of the `auto` detector.
+pub(crate) const SKETCH_SNAPSHOT_MAGIC: &[u8; 8] = b"NDENGSK1";
 
 /// A decoded log record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Record<'a> {
-    Insert { fp: u64, ts: i64, id: &'a str },
-    Remove { id: &'a str },
-    Floor { floor: i64 },
+    Insert {
+        fp: u64,
+        ts: i64,
+        id: &'a str,
+    },
+    Remove {
+        id: &'a str,
+    },
+    Floor {
+        floor: i64,
+    },
+    Sketch {
+        ts: i64,
+        id: &'a str,
+        sketch: &'a [u8],
+    },
+}
+
+pub(crate) fn encode_sketch_insert(ts: i64, id: &str, sketch: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(13 + id.len() + sketch.len());
+    v.push(b'S');
+    v.extend_from_slice(&ts.to_le_bytes());
+    v.extend_from_slice(&(id.len() as u32).to_le_bytes());
+    v.extend_from_slice(id.as_bytes());
+    v.extend_from_slice(sketch);
+    v
 }
 
 pub(crate) fn encode_insert(fp: u64, ts: i64, id: &str) -> Vec<u8> {
@@ -64,6 +93,19 @@ pub(crate) fn decode(rec: &[u8]) -> Result<Record<'_>, String> {
             id: str_at(17)?,
         }),
         Some(b'R') => Ok(Record::Remove { id: str_at(1)? }),
+        Some(b'S') if rec.len() >= 13 => {
+            let ts = u64_at(rec, 1).ok_or("short sketch record")? as i64;
+            let len = u32_at(rec, 9).ok_or("short sketch record")? as usize;
+            let id = rec
+                .get(13..13 + len)
+                .ok_or("sketch record's id cut short")?;
+            let id = std::str::from_utf8(id).map_err(|_| "document id is not UTF-8".to_string())?;
+            Ok(Record::Sketch {
+                ts,
+                id,
+                sketch: &rec[13 + len..],
+            })
+        }
         Some(b'F') if rec.len() == 9 => Ok(Record::Floor {
             floor: u64_at(rec, 1).ok_or("short floor record")? as i64,
         }),
@@ -82,8 +124,8 @@ pub(crate) struct SnapshotWriter<'w> {
 }
 
 impl<'w> SnapshotWriter<'w> {
-    pub(crate) fn begin(w: &'w mut dyn Write, floor: i64) -> io::Result<Self> {
-        w.write_all(SNAPSHOT_MAGIC)?;
+    pub(crate) fn begin(w: &'w mut dyn Write, magic: &[u8; 8], floor: i64) -> io::Result<Self> {
+        w.write_all(magic)?;
         w.write_all(&floor.to_le_bytes())?;
         Ok(SnapshotWriter { w, count: 0 })
     }
@@ -94,6 +136,16 @@ impl<'w> SnapshotWriter<'w> {
         buf.extend_from_slice(&fp.to_le_bytes());
         buf.extend_from_slice(&ts.to_le_bytes());
         buf.extend_from_slice(id.as_bytes());
+    }
+
+    /// Appends one entry of the `auto` detector to `buf`.
+    pub(crate) fn sketch_entry(buf: &mut Vec<u8>, seq: u64, ts: i64, id: &str, sketch: &[u8]) {
+        buf.extend_from_slice(&(id.len() as u32).to_le_bytes());
+        buf.extend_from_slice(&seq.to_le_bytes());
+        buf.extend_from_slice(&ts.to_le_bytes());
+        buf.extend_from_slice(&(sketch.len() as u32).to_le_bytes());
+        buf.extend_from_slice(id.as_bytes());
+        buf.extend_from_slice(sketch);
     }
 
     pub(crate) fn flush(&mut self, buf: &mut Vec<u8>, entries: u64) -> io::Result<()> {
@@ -109,12 +161,57 @@ impl<'w> SnapshotWriter<'w> {
     }
 }
 
-/// Reads the floor from a snapshot body's header.
-pub(crate) fn snapshot_floor(b: &[u8]) -> Result<i64, String> {
-    if b.get(..8) != Some(&SNAPSHOT_MAGIC[..]) {
-        return Err("snapshot body does not start with the engine magic NDENGSN1".into());
+/// Reads the floor from a snapshot body's header, checking its magic.
+pub(crate) fn snapshot_floor_of(b: &[u8], magic: &[u8; 8]) -> Result<i64, String> {
+    if b.get(..8) != Some(&magic[..]) {
+        return Err(format!(
+            "snapshot body does not start with the engine magic {}",
+            String::from_utf8_lossy(magic)
+        ));
     }
     Ok(u64_at(b, 8).ok_or("snapshot ends in its header")? as i64)
+}
+
+/// Reads the floor from a snapshot body's header (simhash detector).
+pub(crate) fn snapshot_floor(b: &[u8]) -> Result<i64, String> {
+    snapshot_floor_of(b, SNAPSHOT_MAGIC)
+}
+
+/// A sketch snapshot's entry: `(seq, ts, id, sketch)`.
+pub(crate) type SketchEntry<'a> = (u64, i64, &'a str, &'a [u8]);
+
+/// Decodes a whole snapshot body of the `auto` detector: the floor and the entries.
+pub(crate) fn decode_sketch_snapshot(b: &[u8]) -> Result<(i64, Vec<SketchEntry<'_>>), String> {
+    let floor = snapshot_floor_of(b, SKETCH_SNAPSHOT_MAGIC)?;
+    let mut at = FIRST_ENTRY;
+    let mut out = Vec::new();
+    loop {
+        let len = u32_at(b, at).ok_or_else(|| format!("snapshot ends at byte {at}"))?;
+        if len == u32::MAX {
+            let count = u64_at(b, at + 4).ok_or("snapshot ends in its trailer")?;
+            if count != out.len() as u64 || at + 12 != b.len() {
+                return Err(format!(
+                    "snapshot trailer says {count} entries, body holds {}",
+                    out.len()
+                ));
+            }
+            return Ok((floor, out));
+        }
+        let seq = u64_at(b, at + 4).ok_or("snapshot entry cut short")?;
+        let ts = u64_at(b, at + 12).ok_or("snapshot entry cut short")? as i64;
+        let slen = u32_at(b, at + 20).ok_or("snapshot entry cut short")? as usize;
+        let start = at + 24;
+        let id = b
+            .get(start..start + len as usize)
+            .ok_or("snapshot entry id cut short")?;
+        let id = std::str::from_utf8(id).map_err(|_| "snapshot id is not UTF-8")?;
+        let s0 = start + len as usize;
+        let sketch = b
+            .get(s0..s0 + slen)
+            .ok_or("snapshot entry sketch cut short")?;
+        out.push((seq, ts, id, sketch));
+        at = s0 + slen;
+    }
 }
 
 /// Offset of the first entry of a snapshot body.
@@ -204,13 +301,51 @@ mod tests {
         assert!(decode(b"I123").is_err());
         assert!(decode(b"Z").is_err());
         assert!(decode(&[b'R', 0xff]).is_err());
+        let r = encode_sketch_insert(-4, "id", b"xyz");
+        assert_eq!(
+            decode(&r).unwrap(),
+            Record::Sketch {
+                ts: -4,
+                id: "id",
+                sketch: b"xyz"
+            }
+        );
+        for cut in 0..13 + 2 {
+            assert!(decode(&r[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn sketch_snapshot_round_trip_and_damage() {
+        let mut out = Vec::new();
+        {
+            let mut w = SnapshotWriter::begin(&mut out, SKETCH_SNAPSHOT_MAGIC, -5).unwrap();
+            let mut buf = Vec::new();
+            SnapshotWriter::sketch_entry(&mut buf, 7, 2, "one", b"ab");
+            SnapshotWriter::sketch_entry(&mut buf, 9, 4, "two", b"");
+            w.flush(&mut buf, 2).unwrap();
+            w.finish().unwrap();
+        }
+        let (floor, entries) = decode_sketch_snapshot(&out).unwrap();
+        assert_eq!(floor, -5);
+        assert_eq!(
+            entries,
+            vec![(7, 2, "one", &b"ab"[..]), (9, 4, "two", &b""[..])]
+        );
+        for cut in 0..out.len() {
+            assert!(decode_sketch_snapshot(&out[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(
+            snapshot_floor(&out).is_err(),
+            "a sketch snapshot is not read as a simhash one"
+        );
     }
 
     #[test]
     fn snapshot_round_trip_and_damage() {
         let mut out = Vec::new();
         {
-            let mut w = SnapshotWriter::begin(&mut out, 5).unwrap();
+            let mut w = SnapshotWriter::begin(&mut out, SNAPSHOT_MAGIC, 5).unwrap();
             let mut buf = Vec::new();
             SnapshotWriter::entry(&mut buf, 1, 2, "one");
             SnapshotWriter::entry(&mut buf, 3, 4, "");

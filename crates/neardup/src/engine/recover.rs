@@ -18,10 +18,12 @@ use neardup_store::Recovered;
 use rayon::prelude::*;
 
 use super::records::{self, Record};
+use super::sketch;
 use super::slab::{id_key, Chunk, IdMap, Slab};
 use super::state::{Horizon, Inner, Segment, LIVE};
 use super::{EngineConfig, EngineError, Result, CHUNK};
 use crate::hash::xxh3;
+use crate::policy::AutoDetector;
 
 /// `(fingerprint, handle)` entries of one segment, in parts (one per slab chunk).
 type Parts = Vec<Vec<(u64, u32)>>;
@@ -92,6 +94,7 @@ pub(super) fn recover(
                     runs: vec![Arc::new(idx)],
                     head: HammingIndex::new(head_layout.clone()),
                     live: n as u64,
+                    sketches: None,
                 },
             );
         }
@@ -126,6 +129,11 @@ pub(super) fn recover(
                 }
             }
             Record::Floor { floor } => inner.floor = inner.floor.max(floor),
+            Record::Sketch { .. } => {
+                return Err(corrupt(format!(
+                    "log record {lsn} is an auto-detector insert in a data directory of the simhash detector"
+                )))
+            }
         }
     }
     let documents = inner.segments.values().map(|s| s.live).sum();
@@ -212,4 +220,66 @@ fn decode_snapshot(
     }
     inner.slab = Slab::from_chunks(chunks);
     Ok((keys, by_seg))
+}
+
+/// Recovery under the `auto` detector: the snapshot's entries (each with its sequence and
+/// encoded sketch) are inserted in order, then the log is replayed through the same path as
+/// live writes; a record's sequence is its LSN. Of two entries with one id the newer timestamp
+/// wins (ties: the later), as in [`recover`].
+pub(super) fn recover_sketches(
+    dir: &Path,
+    recovered: Recovered,
+    horizon: Horizon,
+    segment_ms: i64,
+    head_layout: &Layout,
+    make: &dyn Fn() -> AutoDetector,
+) -> Result<(Inner, u64)> {
+    let corrupt = |reason: String| EngineError::Corrupt {
+        dir: dir.to_path_buf(),
+        reason,
+    };
+    let mut inner = Inner::new();
+    let put = |inner: &mut Inner, seq: u64, ts: i64, id: &str, blob: &[u8]| -> Result<()> {
+        let h = Horizon {
+            floor: inner.floor,
+            ..horizon
+        };
+        if let Some(old) = inner.lookup(id) {
+            if inner.slab.get(old).ts > ts {
+                return Ok(());
+            }
+            inner.remove_doc(old, segment_ms);
+        }
+        if h.live(ts) {
+            let sketch = sketch::decode(blob)
+                .map_err(|r| corrupt(format!("document {id:?} (record {seq}): {r}")))?;
+            inner.insert_sketch(seq, ts, id, sketch, blob, segment_ms, head_layout, make);
+        }
+        Ok(())
+    };
+    if let Some(snap) = &recovered.snapshot {
+        let (floor, entries) = records::decode_sketch_snapshot(snap.body()).map_err(corrupt)?;
+        inner.floor = floor;
+        for (seq, ts, id, blob) in entries {
+            put(&mut inner, seq, ts, id, blob)?;
+        }
+    }
+    for (lsn, rec) in recovered.log.iter() {
+        match records::decode(rec).map_err(|r| corrupt(format!("log record {lsn}: {r}")))? {
+            Record::Sketch { ts, id, sketch } => put(&mut inner, lsn, ts, id, sketch)?,
+            Record::Remove { id } => {
+                if let Some(h) = inner.lookup(id) {
+                    inner.remove_doc(h, segment_ms);
+                }
+            }
+            Record::Floor { floor } => inner.floor = inner.floor.max(floor),
+            Record::Insert { .. } => {
+                return Err(corrupt(format!(
+                    "log record {lsn} is a simhash insert in a data directory of the auto detector"
+                )))
+            }
+        }
+    }
+    let documents = inner.segments.values().map(|s| s.live).sum();
+    Ok((inner, documents))
 }

@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::records::SnapshotWriter;
+use super::records::{SnapshotWriter, SKETCH_SNAPSHOT_MAGIC, SNAPSHOT_MAGIC};
 use super::state::FREE;
 use super::{lock, EngineError, Result, Shared, LOCK_BATCH};
 
@@ -12,17 +12,30 @@ use super::{lock, EngineError, Result, Shared, LOCK_BATCH};
 /// parked, so the body is exactly the state at that LSN (plus, at most, documents that were
 /// already expired and are dropped again on load).
 pub(super) fn snapshot(sh: &Shared) -> Result<()> {
-    let (lsn, floor, n) = {
+    let (lsn, floor, n, sketch_segments) = {
         let _decider = lock(&sh.decide);
         let mut inner = sh.write();
         if inner.snapshotting {
             return Ok(());
         }
         inner.snapshotting = true;
-        (sh.store.last_lsn(), inner.floor, inner.slab.len)
+        let sketch_segments: Vec<(i64, usize)> = inner
+            .segments
+            .iter()
+            .filter_map(|(&sid, seg)| seg.sketches.as_ref().map(|x| (sid, x.len())))
+            .collect();
+        (
+            sh.store.last_lsn(),
+            inner.floor,
+            inner.slab.len,
+            sketch_segments,
+        )
     };
     let result = sh.store.snapshot(lsn, |w| {
-        let mut sw = SnapshotWriter::begin(w, floor)?;
+        if sh.auto.is_some() {
+            return write_sketches(sh, w, floor, &sketch_segments);
+        }
+        let mut sw = SnapshotWriter::begin(w, SNAPSHOT_MAGIC, floor)?;
         let mut buf = Vec::with_capacity(1 << 20);
         let mut start = 0;
         while start < n {
@@ -55,4 +68,48 @@ pub(super) fn snapshot(sh: &Shared) -> Result<()> {
     result.map_err(EngineError::Store)?;
     sh.snapshots.fetch_add(1, Ordering::Relaxed);
     Ok(())
+}
+
+/// The body of an `auto` detector's snapshot: each segment's documents in arrival order, as
+/// they stood when the snapshot began (`segments`: each segment and its length then). A
+/// position whose slot no longer holds its sequence was removed before the snapshot began
+/// (slots are not reused while it runs).
+fn write_sketches(
+    sh: &Shared,
+    w: &mut dyn std::io::Write,
+    floor: i64,
+    segments: &[(i64, usize)],
+) -> std::io::Result<()> {
+    let mut sw = SnapshotWriter::begin(w, SKETCH_SNAPSHOT_MAGIC, floor)?;
+    let mut buf = Vec::with_capacity(1 << 20);
+    for &(sid, len) in segments {
+        let mut start = 0;
+        while start < len {
+            let end = (start + LOCK_BATCH).min(len);
+            let mut count = 0;
+            {
+                let inner = sh.read();
+                let Some(x) = inner.segments.get(&sid).and_then(|s| s.sketches.as_ref()) else {
+                    break; // expired meanwhile: dropped again on load anyway
+                };
+                for pos in start..end {
+                    let (h, seq) = (x.handles[pos], x.seqs[pos]);
+                    let s = inner.slab.get(h);
+                    if s.state != FREE && s.fp == seq {
+                        SnapshotWriter::sketch_entry(
+                            &mut buf,
+                            seq,
+                            s.ts,
+                            inner.slab.id(h),
+                            x.blob(pos),
+                        );
+                        count += 1;
+                    }
+                }
+            }
+            sw.flush(&mut buf, count)?;
+            start = end;
+        }
+    }
+    sw.finish()
 }

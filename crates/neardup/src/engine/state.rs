@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use neardup_index::{HammingIndex, Layout};
 
+use super::sketch::SketchIndex;
 use super::slab::{id_key, IdMap, Slab};
 use super::{Result, HEAD_MAX};
 use crate::hash::xxh3;
+use crate::policy::{AutoDetector, AutoSketch};
 
 pub(super) const FREE: u8 = 0;
 pub(super) const LIVE: u8 = 1;
@@ -22,6 +24,20 @@ pub(super) struct Segment {
     pub(super) head: HammingIndex,
     /// Stored documents (inserts minus removals).
     pub(super) live: u64,
+    /// The `auto` detector's index of this segment (`None` under the simhash detector, whose
+    /// documents are in `runs` and `head`).
+    pub(super) sketches: Option<SketchIndex>,
+}
+
+impl Segment {
+    pub(super) fn new(head_layout: &Layout) -> Segment {
+        Segment {
+            runs: Vec::new(),
+            head: HammingIndex::new(head_layout.clone()),
+            live: 0,
+            sketches: None,
+        }
+    }
 }
 
 pub(super) struct Inner {
@@ -97,11 +113,7 @@ impl Inner {
         let seg = self
             .segments
             .entry(ts.div_euclid(segment_ms))
-            .or_insert_with(|| Segment {
-                runs: Vec::new(),
-                head: HammingIndex::new(head_layout.clone()),
-                live: 0,
-            });
+            .or_insert_with(|| Segment::new(head_layout));
         seg.head.insert(fp, handle)?;
         seg.live += 1;
         if seg.head.len() >= HEAD_MAX {
@@ -110,6 +122,33 @@ impl Inner {
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// Stores a document of the `auto` detector: its slot (whose `fp` holds the arrival
+    /// sequence `seq`), its id mapping and its segment's sketch index (made by `make` for a new
+    /// segment).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn insert_sketch(
+        &mut self,
+        seq: u64,
+        ts: i64,
+        id: &str,
+        sketch: AutoSketch,
+        blob: &[u8],
+        segment_ms: i64,
+        head_layout: &Layout,
+        make: &dyn Fn() -> AutoDetector,
+    ) {
+        let handle = self.alloc(seq, ts, id);
+        self.map_insert(id, handle);
+        let seg = self
+            .segments
+            .entry(ts.div_euclid(segment_ms))
+            .or_insert_with(|| Segment::new(head_layout));
+        seg.sketches
+            .get_or_insert_with(|| SketchIndex::new(make()))
+            .insert(handle, seq, sketch, blob);
+        seg.live += 1;
     }
 
     /// Removes a stored document (its run entries are filtered out by the slot check until

@@ -6,6 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use neardup_store::SyncMode;
 
+pub use crate::detect::Stage;
+use crate::policy::PolicyOptions;
+
 /// Errors of the engine. Each variant says what went wrong and how to fix it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -24,15 +27,27 @@ pub enum EngineError {
     /// A setting is out of range; the message names it. Fix: correct the setting.
     #[error("invalid engine configuration: {0}")]
     InvalidConfig(String),
-    /// The data directory was written with another configuration (fingerprint options,
-    /// distance, retention, segments or max-docs), so its answers would differ. Fix: start with
-    /// the original settings, or use a new data directory for the new ones.
-    #[error("{} holds data written with a different configuration (fingerprint options, distance, retention, segments or max-docs); start with the original settings or use a new data directory. Current configuration: {config}", dir.display())]
+    /// The data directory was written with another configuration (detector, fingerprint
+    /// options, distance, retention, segments or max-docs), so its answers would differ. Fix:
+    /// start with the stored value of the setting named in `difference`, or use a new data
+    /// directory for the new settings.
+    #[error("{} holds data written with a different configuration: {difference}; start with the stored value, or use a new data directory for the new settings", dir.display())]
     ConfigMismatch {
         /// The data directory.
         dir: PathBuf,
+        /// The first differing setting with both values, e.g. `retention_ms: stored
+        /// 172800000, requested 86400000`.
+        difference: String,
         /// The configuration this process asked for (JSON).
         config: String,
+    },
+    /// A fingerprint-only document was sent to an engine whose detector needs the text. Fix:
+    /// send the document's text, or run the engine with the simhash detector to check
+    /// client-computed 64-bit fingerprints.
+    #[error("this engine decides with the `{detector}` detector, which needs the document's text; send the text instead of a fingerprint, or use the simhash detector (`--method simhash`) to check 64-bit fingerprints")]
+    TextRequired {
+        /// The engine's detector.
+        detector: &'static str,
     },
     /// The durable store failed (I/O error, lock held by another process, corruption, …).
     /// Fix: see the inner error; after an I/O failure restart the process (recovery replays
@@ -114,11 +129,43 @@ impl Clock for ManualClock {
     }
 }
 
-/// Engine settings. Those that change answers (distance, retention, segments, max_docs) are
-/// recorded in the data directory.
+/// How the engine decides that two documents are near-duplicates.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase", tag = "method")]
+#[allow(clippy::large_enum_variant)] // a configuration value, built once
+pub enum EngineDetector {
+    /// The `auto` detector of batch dedup (exact digest → short-text path → MinHash LSH), with
+    /// the same options and defaults ([`PolicyOptions`]): the service answers what
+    /// `neardup dedup` answers. Documents must be sent as text.
+    Auto(PolicyOptions),
+    /// 64-bit simhash within [`EngineConfig::distance`] over the exact Hamming index; the only
+    /// method that accepts fingerprint-only documents.
+    Simhash,
+}
+
+impl Default for EngineDetector {
+    fn default() -> Self {
+        EngineDetector::Auto(PolicyOptions::default())
+    }
+}
+
+impl EngineDetector {
+    /// The method's name (`auto`, `simhash`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            EngineDetector::Auto(_) => "auto",
+            EngineDetector::Simhash => "simhash",
+        }
+    }
+}
+
+/// Engine settings. Those that change answers (detector, distance, retention, segments,
+/// max_docs) are recorded in the data directory.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    /// Largest Hamming distance counted as a duplicate (default 3).
+    /// The detector (default: `auto`, as `neardup dedup`).
+    pub detector: EngineDetector,
+    /// Largest Hamming distance counted as a duplicate by the simhash detector (default 3).
     pub distance: u32,
     /// How long a document stays a candidate, by its timestamp (default 2 days).
     pub retention: Duration,
@@ -147,6 +194,7 @@ pub struct EngineConfig {
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
+            detector: EngineDetector::default(),
             distance: 3,
             retention: Duration::from_secs(2 * 86_400),
             segments: 8,
@@ -209,24 +257,29 @@ impl Doc {
 }
 
 /// The answer of a check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
-    /// No live document within the distance.
+    /// No live near-duplicate.
     Unique,
-    /// The nearest live document within the distance (ties: the oldest).
+    /// The strongest live near-duplicate (smallest distance, then highest similarity, then the
+    /// oldest: [`crate::detect::compare_verdicts`]).
     Duplicate {
         /// Its id.
         of: String,
-        /// Hamming distance between the fingerprints.
-        distance: u32,
+        /// Hamming distance between the fingerprints (simhash, exact).
+        distance: Option<u32>,
+        /// Similarity in [0, 1] (MinHash Jaccard estimate, edit-distance ratio, exact = 1).
+        similarity: Option<f64>,
+        /// The stage that matched ([`Stage::Id`]: the same id is already stored).
+        stage: Stage,
     },
 }
 
 /// Result of [`Engine::check_and_insert`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
-    /// The document's fingerprint.
-    pub fingerprint: u64,
+    /// The document's simhash (simhash detector only).
+    pub fingerprint: Option<u64>,
     /// Unique or duplicate.
     pub decision: Decision,
     /// True when the document was stored (unique and its timestamp inside the window).
@@ -236,24 +289,28 @@ pub struct Outcome {
 }
 
 /// A stored document near a query.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     /// Its id.
     pub id: String,
-    /// Its fingerprint.
-    pub fingerprint: u64,
-    /// Hamming distance to the query.
-    pub distance: u32,
+    /// Its fingerprint (simhash detector only).
+    pub fingerprint: Option<u64>,
+    /// Hamming distance to the query (simhash, exact).
+    pub distance: Option<u32>,
+    /// Similarity to the query (MinHash, short path, exact).
+    pub similarity: Option<f64>,
+    /// The stage that matched.
+    pub stage: Stage,
     /// Its timestamp (ms since the epoch).
     pub timestamp_ms: i64,
 }
 
 /// Result of [`Engine::query`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QueryResult {
-    /// The query's fingerprint.
-    pub fingerprint: u64,
-    /// Live documents within the distance, nearest first (then oldest), at most [`MAX_HITS`].
+    /// The query's fingerprint (simhash detector only).
+    pub fingerprint: Option<u64>,
+    /// Live near-duplicates, strongest first (then oldest), at most [`MAX_HITS`].
     pub hits: Vec<Hit>,
 }
 
@@ -262,8 +319,8 @@ pub struct QueryResult {
 pub struct DocInfo {
     /// Its id.
     pub id: String,
-    /// Its fingerprint.
-    pub fingerprint: u64,
+    /// Its fingerprint (simhash detector only).
+    pub fingerprint: Option<u64>,
     /// Its timestamp (ms since the epoch).
     pub timestamp_ms: i64,
 }
