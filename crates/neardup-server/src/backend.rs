@@ -32,9 +32,9 @@ pub enum BackendError {
 impl From<EngineError> for BackendError {
     fn from(e: EngineError) -> Self {
         match e {
-            EngineError::InvalidId { .. } | EngineError::Fingerprint(_) => {
-                BackendError::BadInput(e.to_string())
-            }
+            EngineError::InvalidId { .. }
+            | EngineError::Fingerprint(_)
+            | EngineError::TextRequired { .. } => BackendError::BadInput(e.to_string()),
             EngineError::Unavailable { .. } | EngineError::Store(_) => {
                 BackendError::Unavailable(e.to_string())
             }

@@ -39,11 +39,17 @@
 //!         let _ = stopped.await;
 //!     }));
 //!     let mut c = Client::connect(addr).await.unwrap();
-//!     let (status, body) = c.post_json("/v1/documents", r#"{"id":"a","fingerprint":"ff00"}"#).await.unwrap();
+//!     let doc = |id: &str, text: &str| format!(r#"{{"id":"{id}","text":"{text}"}}"#);
+//!     let text = "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat";
+//!     let (status, body) = c.post_json("/v1/documents", &doc("a", text)).await.unwrap();
 //!     assert_eq!(status, 200);
 //!     assert!(body.contains(r#""status":"unique""#));
-//!     let (_, body) = c.post_json("/v1/documents", r#"{"id":"b","fingerprint":"ff01"}"#).await.unwrap();
-//!     assert!(body.contains(r#""duplicate_of":"a""#));
+//!     let copy = text.replace("warm", "soft");
+//!     let (_, body) = c.post_json("/v1/documents", &doc("b", &copy)).await.unwrap();
+//!     assert!(body.contains(r#""duplicate_of":"a""#), "{body}");
+//!     // Fingerprint-only documents need the simhash detector: a clear 422, not a guess.
+//!     let (status, _) = c.post_json("/v1/documents", r#"{"id":"c","fingerprint":"ff00"}"#).await.unwrap();
+//!     assert_eq!(status, 422);
 //!     stop.send(()).unwrap();
 //!     server.await.unwrap().unwrap();
 //! });

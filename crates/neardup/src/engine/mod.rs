@@ -3,13 +3,20 @@
 //! with every "unique" answer durable before it leaves.
 //!
 //! # What it owns
-//! - The in-memory state: document records (id, fingerprint, timestamp) in a slab addressed by
-//!   32-bit handles, an id map, and **time segments** — one group of [`HammingIndex`] runs per
-//!   `retention / segments` slice of time (by the documents' timestamps).
-//! - Durability through [`neardup_store::Store`]: every stored document and every removal is a
-//!   log record (group commit); the whole state is snapshotted periodically (streamed, never
-//!   held twice in memory) and on [`Engine::shutdown`]. Recovery loads the newest snapshot,
-//!   replays the log, and rebuilds each segment's index in one bulk build.
+//! - The in-memory state: document records (id, timestamp, and the simhash or the arrival
+//!   sequence) in a slab addressed by 32-bit handles, an id map, and **time segments** — one
+//!   index per `retention / segments` slice of time (by the documents' timestamps).
+//! - **The detector** ([`EngineDetector`]): by default the `auto` detector of `neardup dedup`
+//!   (exact digest → short-text path → MinHash LSH, [`crate::policy`]), with the same options
+//!   and defaults, so the service answers what batch dedup answers on the same documents in the
+//!   same order (the online rule, [`crate::dedup::Linkage::Kept`]). Each segment holds its own
+//!   [`crate::policy::AutoDetector`] index (band tables, exact digests, short texts) and the
+//!   encoded sketches (`engine/sketch.rs`). Or simhash within a Hamming distance over
+//!   [`HammingIndex`] runs — the only method for clients that send 64-bit fingerprints.
+//! - Durability through [`neardup_store::Store`]: every stored document (with its sketch) and
+//!   every removal is a log record (group commit); the whole state is snapshotted
+//!   periodically (streamed, never held twice in memory) and on [`Engine::shutdown`]. Recovery
+//!   loads the newest snapshot, replays the log, and rebuilds each segment's index.
 //! - Retention: a document is a candidate while `timestamp > now - retention` (and not below the
 //!   `max_docs` floor). Expired documents are ignored at once; their memory comes back when the
 //!   whole segment has expired and is dropped by the maintenance task.
@@ -22,19 +29,49 @@
 //!   [`Engine::stats`] take a read lock that writers hold only for single in-memory inserts
 //!   (microseconds); index merges and expiry build outside the lock and swap pointers in.
 //! - **Durability**: under [`SyncMode::Always`] (the default) a `Unique` answer is returned only
-//!   after its log record is fdatasynced (group commit); a `Duplicate` answer is returned only
-//!   after the document it points to is durable. Duplicates themselves are **not stored** (the
-//!   engine's memory is what the window holds: the unique documents).
+//!   after its log record is fdatasynced (group commit); a `Duplicate` answer, a query hit and a
+//!   `get` are returned only once the document they show is durable. A document whose log
+//!   write is refused is taken back out of memory: no read ever sees it. Duplicates themselves
+//!   are **not stored** (the engine's memory is what the window holds: the unique documents).
 //! - **Ids**: an id names at most one stored document. Submitting an id that is already stored
 //!   (and not expired) never stores it twice: the answer is `Duplicate { of: <that same id>,
-//!   distance }`, which also makes retries after a lost response harmless.
-//! - The data directory records the configuration that affects answers (fingerprint
-//!   descriptor, distance, retention, segments, `max_docs`); reopening with another one fails
-//!   with [`EngineError::ConfigMismatch`].
+//!   stage: Id }`, which also makes retries after a lost response harmless.
+//! - **Arrival sequence**: under the `auto` detector a document's slot holds the LSN of its
+//!   insert record; ties between equally strong matches go to the earlier document, before and
+//!   after a restart, and an index entry whose slot no longer holds its sequence is ignored.
+//! - The data directory records the configuration that affects answers (detector and its
+//!   options, fingerprint descriptor, distance, retention, segments, `max_docs`); reopening
+//!   with another one fails with [`EngineError::ConfigMismatch`], naming the setting and both
+//!   values.
 //!
 //! # Example
+//! The default detector, as `neardup dedup`: a copy with one character replaced is found by
+//! MinHash, and the answer says which stage matched and how similar the two are.
 //! ```
-//! use neardup::engine::{Decision, Doc, Engine, EngineConfig, ManualClock};
+//! use neardup::engine::{Decision, Doc, Engine, EngineConfig, ManualClock, Stage};
+//! use neardup::{FingerprintConfig, Fingerprinter};
+//! use std::sync::Arc;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+//! let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+//! let cfg = EngineConfig { maintenance_interval: None, ..EngineConfig::default() };
+//! let engine = Engine::open(dir.path(), fp, cfg, clock).unwrap();
+//! let text = "新华社北京电 今天上午，国务院新闻办公室举行新闻发布会，介绍今年前三季度经济运行情况。".repeat(6);
+//! let copy = text.replacen("上午", "下午", 1);
+//! assert_eq!(engine.check_and_insert(Doc::text("a", text)).unwrap().decision, Decision::Unique);
+//! match engine.check_and_insert(Doc::text("b", copy)).unwrap().decision {
+//!     Decision::Duplicate { of, stage, similarity, .. } => {
+//!         assert_eq!((of.as_str(), stage), ("a", Stage::Minhash));
+//!         assert!(similarity.unwrap() > 0.8);
+//!     }
+//!     d => panic!("{d:?}"),
+//! }
+//! ```
+//!
+//! The simhash detector, with fingerprint-only documents and retention:
+//! ```
+//! use neardup::engine::{Decision, Doc, Engine, EngineConfig, EngineDetector, ManualClock};
 //! use neardup::{FingerprintConfig, Fingerprinter};
 //! use std::sync::Arc;
 //! use std::time::Duration;
@@ -42,13 +79,18 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
 //! let clock = Arc::new(ManualClock::new(1_700_000_000_000));
-//! let cfg = EngineConfig { maintenance_interval: None, ..EngineConfig::default() };
+//! // The simhash detector: clients may send 64-bit fingerprints.
+//! let cfg = EngineConfig {
+//!     detector: EngineDetector::Simhash,
+//!     maintenance_interval: None,
+//!     ..EngineConfig::default()
+//! };
 //! let engine = Engine::open(dir.path(), fp.clone(), cfg.clone(), clock.clone()).unwrap();
 //!
 //! let a = engine.check_and_insert(Doc::text("a", "你妈妈喊你回家吃饭哦，回家罗回家罗")).unwrap();
 //! assert_eq!(a.decision, Decision::Unique);
-//! let b = engine.check_and_insert(Doc::fingerprint("b", a.fingerprint ^ 0b101)).unwrap();
-//! assert_eq!(b.decision, Decision::Duplicate { of: "a".into(), distance: 2 });
+//! let b = engine.check_and_insert(Doc::fingerprint("b", a.fingerprint.unwrap() ^ 0b101)).unwrap();
+//! assert!(matches!(b.decision, Decision::Duplicate { ref of, distance: Some(2), .. } if of == "a"));
 //!
 //! // Two days later "a" has expired.
 //! clock.advance(Duration::from_secs(2 * 86_400));
