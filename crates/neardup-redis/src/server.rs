@@ -90,16 +90,22 @@ impl RedisHttpBackend {
     }
 }
 
-fn to_engine(o: crate::Outcome) -> engine::Outcome {
+/// The engine's form of the answer about document `id`.
+fn to_engine(id: &str, o: crate::Outcome) -> engine::Outcome {
     engine::Outcome {
         fingerprint: Some(o.fingerprint),
         decision: match o.decision {
             crate::Decision::Unique => engine::Decision::Unique,
             crate::Decision::Duplicate { of, distance } => engine::Decision::Duplicate {
+                // The same id already stored, as the embedded engine reports it.
+                stage: if of == id {
+                    engine::Stage::Id
+                } else {
+                    engine::Stage::Simhash
+                },
                 of,
                 distance: Some(distance),
                 similarity: None,
-                stage: engine::Stage::Simhash,
             },
         },
         stored: o.stored,
@@ -138,11 +144,16 @@ impl Backend for RedisHttpBackend {
                     Err(e) => out.push(Some(Err(e))),
                 }
             }
-            let mut decided = self.redis.check_and_insert_batch(&ok).await.into_iter();
+            let mut decided = self
+                .redis
+                .check_and_insert_batch(&ok)
+                .await
+                .into_iter()
+                .zip(ok.iter().map(|d| d.0.clone()));
             out.into_iter()
                 .map(|o| {
                     o.unwrap_or_else(|| match decided.next() {
-                        Some(r) => r.map(to_engine).map_err(BackendError::from),
+                        Some((r, id)) => r.map(|o| to_engine(&id, o)).map_err(BackendError::from),
                         None => Err(BackendError::Internal("missing answer".into())),
                     })
                 })
