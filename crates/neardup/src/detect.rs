@@ -62,7 +62,7 @@ impl std::fmt::Display for Stage {
 }
 
 /// One earlier document a new one is a near-duplicate of.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Verdict {
     /// The earlier document's number.
     pub of: u32,

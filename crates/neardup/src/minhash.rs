@@ -500,8 +500,13 @@ pub enum Confirm {
     None,
 }
 
-/// Options of [`MinHashDetector`] (serde defaults = [`Default`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+/// The Jaccard threshold of MinHash near-duplicates by default — in `neardup dedup`, the
+/// online engine and the library alike (`docs/quality.md` has the tables that chose it).
+pub const DEFAULT_THRESHOLD: f64 = 0.6;
+
+/// Options of [`MinHashDetector`] (serde defaults = [`Default`]; the threshold is
+/// [`DEFAULT_THRESHOLD`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MinHashDetectorOptions {
     /// Signatures.
@@ -510,6 +515,19 @@ pub struct MinHashDetectorOptions {
     pub lsh: LshOptions,
     /// Confirmation.
     pub confirm: Confirm,
+}
+
+impl Default for MinHashDetectorOptions {
+    fn default() -> Self {
+        MinHashDetectorOptions {
+            minhash: MinHashOptions::default(),
+            lsh: LshOptions {
+                threshold: DEFAULT_THRESHOLD,
+                ..LshOptions::default()
+            },
+            confirm: Confirm::default(),
+        }
+    }
 }
 
 /// A document's MinHash sketch.

@@ -6,7 +6,7 @@
 //! 2. Let `L` = number of letters/digits. If `L ≤ short.max_chars` (default 140) the document
 //!    takes the **short-text path** ([`crate::shorttext`]: MinHash LSH candidates on character
 //!    2/3-grams, confirmed by Levenshtein similarity ≥ 0.8 on the stored text).
-//! 3. Otherwise the **long path**: MinHash LSH (default; Jaccard ≥ 0.5 of character 5-grams
+//! 3. Otherwise the **long path**: MinHash LSH (default; Jaccard ≥ 0.6 ([`crate::minhash::DEFAULT_THRESHOLD`]) of character 5-grams
 //!    or word 3-grams, 128 permutations, estimated from the signatures), or simhash within
 //!    Hamming distance `simhash_k` (default 3), or either ([`LongMethod`]).
 //!
@@ -270,4 +270,88 @@ impl Detector for AutoDetector {
             + self.simhash.as_ref().map_or(0, |d| d.heap_bytes())
             + self.minhash.as_ref().map_or(0, |d| d.heap_bytes())
     }
+}
+
+/// Why two documents are, or are not, near-duplicates under the `auto` detector: what each
+/// stage measures on the pair, and the verdict (see [`explain`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    /// The path each document takes (`short` or `long`).
+    pub paths: [&'static str; 2],
+    /// Identical normalised text.
+    pub exact: bool,
+    /// The short path's measure on the two confirmation texts (when both are within its
+    /// reach), and its threshold.
+    pub short_similarity: Option<f64>,
+    /// Whether the short path's digit-run rule lets the pair match.
+    pub same_numbers: Option<bool>,
+    /// Estimated Jaccard of the MinHash signatures (when both take the long path), and the
+    /// threshold it is compared with.
+    pub minhash_similarity: Option<f64>,
+    /// The thresholds: `(short path, MinHash)`.
+    pub thresholds: (f64, f64),
+    /// The strongest verdict of the detector with the first document inserted and the second
+    /// searched: `None` means not near-duplicates.
+    pub verdict: Option<Verdict>,
+}
+
+/// Explains the decision of the `auto` detector `opts` on documents `a` (earlier) and `b`.
+///
+/// ```
+/// use neardup::policy::{explain, PolicyOptions};
+/// use neardup::detect::Stage;
+/// use neardup::{FingerprintConfig, Fingerprinter};
+/// let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+/// let e = explain(&fp, &PolicyOptions::default(), "the cat sat on the mat", "the cat sat on a mat").unwrap();
+/// assert_eq!(e.verdict.unwrap().stage, Stage::Short);
+/// assert!(e.short_similarity.unwrap() >= 0.8);
+/// ```
+///
+/// # Errors
+/// [`Error::EmptyDocument`] when either has nothing left after normalisation; configuration
+/// errors of `opts`.
+pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Result<Explanation> {
+    let mut det = AutoDetector::new(fp.clone(), opts.clone())?;
+    let sa = det.sketch(a)?;
+    let sb = det.sketch(b)?;
+    let path = |s: &AutoSketch| match det.path(s) {
+        Path::Short => "short",
+        Path::Long => "long",
+    };
+    let paths = [path(&sa), path(&sb)];
+    let (short_similarity, same_numbers) = match (&sa.short, &sb.short) {
+        (Some(x), Some(y)) if x.han == y.han => {
+            let n = if x.han {
+                opts.short.han_ngram
+            } else {
+                opts.short.other_ngram
+            };
+            (
+                Some(crate::shorttext::similarity(
+                    opts.short.measure,
+                    &x.text,
+                    &y.text,
+                    n,
+                )),
+                Some(crate::shorttext::same_numbers(&x.text, &y.text)),
+            )
+        }
+        _ => (None, None),
+    };
+    let minhash_similarity = match (&sa.minhash, &sb.minhash) {
+        (Some(x), Some(y)) => Some(crate::minhash::jaccard_estimate(&x.signature, &y.signature)),
+        _ => None,
+    };
+    let exact = sa.exact == sb.exact;
+    det.insert(0, sa);
+    let verdict = crate::detect::best_verdict(&det.find(&sb));
+    Ok(Explanation {
+        paths,
+        exact,
+        short_similarity,
+        same_numbers,
+        minhash_similarity,
+        thresholds: (opts.short.threshold, opts.minhash.lsh.threshold),
+        verdict,
+    })
 }

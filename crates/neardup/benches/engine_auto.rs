@@ -1,0 +1,184 @@
+//! The engine under its default detector (`auto`, as `neardup dedup`): an engine preloaded
+//! with N documents of real text (`NEARDUP_BENCH_DOCS`, default 200 000; 80 % long, 20 %
+//! short, each made unique by a numbered sentence), sync mode `none`. Prints the preload rate,
+//! memory per document (engine's own accounting and the process's resident-set growth), the
+//! restart time, and percentiles of `check_and_insert` for a unique document and for a
+//! near-duplicate (one character replaced in a stored document), then runs criterion on the
+//! same two operations. Every measured answer is asserted.
+//!
+//! ```sh
+//! cargo bench -p neardup --bench engine_auto
+//! NEARDUP_BENCH_DOCS=1000000 cargo bench -p neardup --bench engine_auto
+//! ```
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use neardup::engine::{Decision, Doc, Engine, EngineConfig, ManualClock, SyncMode};
+use neardup::{FingerprintConfig, Fingerprinter};
+
+/// Long and short base texts (corpora, or the bundled fixtures).
+fn bases() -> (Vec<String>, Vec<String>) {
+    let long: Vec<String> = common::corpus_texts("zh_debian_docs.jsonl", 600, 8 << 20)
+        .into_iter()
+        .map(|t| t.chars().take(2000).collect())
+        .collect();
+    let short: Vec<String> = common::corpus_texts("zh_fortunes.jsonl", 30, 1 << 20)
+        .into_iter()
+        .filter(|t| t.chars().count() <= 120)
+        .collect();
+    if !long.is_empty() && !short.is_empty() {
+        return (long, short);
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let text = std::fs::read_to_string(dir.join("sanguo_ch1.txt")).unwrap();
+    let paras: Vec<String> = text.split('\n').filter(|p| p.len() > 60).map(String::from).collect();
+    (paras.clone(), paras.iter().map(|p| p.chars().take(40).collect()).collect())
+}
+
+/// Document `i`: a base text made unique by a numbered sentence in words no base contains.
+fn doc(long: &[String], short: &[String], i: usize) -> String {
+    let tag = format!("编号{i}号文档由基准测试生成");
+    if i % 5 == 4 {
+        format!("{tag}{}", short[i % short.len()])
+    } else {
+        let b = &long[i % long.len()];
+        // Different cut points so that long documents differ in more than the tag.
+        let skip = (i / long.len()) % 7 * 11;
+        format!("{tag}。{}", b.chars().skip(skip).collect::<String>())
+    }
+}
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
+    v.sort_unstable();
+    v[((v.len() - 1) as f64 * p) as usize]
+}
+
+fn bench(c: &mut Criterion) {
+    let n: usize = std::env::var("NEARDUP_BENCH_DOCS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200_000);
+    let (long, short) = bases();
+    let dir = tempfile::tempdir().unwrap();
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+    let cfg = EngineConfig {
+        sync: SyncMode::None,
+        maintenance_interval: None,
+        ..EngineConfig::default()
+    };
+    let rss0 = rss_bytes();
+    let engine = Engine::open(dir.path(), fp.clone(), cfg.clone(), clock.clone()).unwrap();
+    let started = Instant::now();
+    let mut bytes = 0usize;
+    let mut uniques = 0usize;
+    for start in (0..n).step_by(10_000) {
+        let docs: Vec<Doc> = (start..(start + 10_000).min(n))
+            .map(|i| {
+                let t = doc(&long, &short, i);
+                bytes += t.len();
+                Doc::text(format!("doc-{i}"), t)
+            })
+            .collect();
+        for r in engine.check_and_insert_batch(docs) {
+            uniques += usize::from(r.unwrap().decision == Decision::Unique);
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let stats = engine.stats();
+    let rss = rss_bytes().saturating_sub(rss0);
+    println!(
+        "preload: {n} documents ({:.1} MB), {uniques} unique, {:.0} docs/s ({:.1} MB/s) on this machine's threads",
+        bytes as f64 / 1e6,
+        n as f64 / secs,
+        bytes as f64 / 1e6 / secs
+    );
+    assert!(uniques * 10 >= n * 9, "the preload is mostly unique ({uniques} of {n})");
+    println!(
+        "memory: index {:.0} B/doc + records {:.0} B/doc (engine accounting); resident growth {:.0} B/doc",
+        stats.index_bytes as f64 / stats.documents as f64,
+        stats.record_bytes as f64 / stats.documents as f64,
+        rss as f64 / stats.documents as f64
+    );
+    engine.shutdown().unwrap();
+    drop(engine);
+    let t = Instant::now();
+    let engine = Engine::open(dir.path(), fp, cfg, clock).unwrap();
+    println!("restart: {:.2} s for {} documents", t.elapsed().as_secs_f64(), engine.stats().documents);
+    assert_eq!(engine.stats().documents as usize, uniques);
+
+    // Percentiles of single checks.
+    let mut next = n;
+    let mut unique_t = Vec::new();
+    let mut dup_t = Vec::new();
+    for k in 0..2000 {
+        let t = doc(&long, &short, next);
+        next += 1;
+        let s = Instant::now();
+        let o = engine.check_and_insert(Doc::text(format!("u{next}"), t)).unwrap();
+        unique_t.push(s.elapsed());
+        assert_eq!(o.decision, Decision::Unique);
+        // A stored long document with one character replaced in its middle.
+        let j = (k * 7919) % n;
+        let j = if j % 5 == 4 { j - 1 } else { j };
+        let orig = doc(&long, &short, j);
+        let mid = orig.chars().count() / 2;
+        let copy: String = orig
+            .chars()
+            .enumerate()
+            .map(|(i, ch)| if i == mid { '＃' } else { ch })
+            .collect();
+        let s = Instant::now();
+        let o = engine.check_and_insert(Doc::text(format!("c{next}"), copy)).unwrap();
+        dup_t.push(s.elapsed());
+        assert!(
+            matches!(&o.decision, Decision::Duplicate { .. }),
+            "a one-character edit of doc-{j} must be a duplicate: {:?}",
+            o.decision
+        );
+    }
+    println!(
+        "check_and_insert, unique: p50 {:?} p99 {:?}; near-duplicate: p50 {:?} p99 {:?}",
+        pct(unique_t.clone(), 0.5),
+        pct(unique_t, 0.99),
+        pct(dup_t.clone(), 0.5),
+        pct(dup_t, 0.99)
+    );
+
+    let mut g = c.benchmark_group("engine_auto");
+    g.bench_function("check_and_insert_unique", |b| {
+        b.iter(|| {
+            let t = doc(&long, &short, next);
+            next += 1;
+            let o = engine.check_and_insert(Doc::text(format!("u{next}"), t)).unwrap();
+            assert_eq!(o.decision, Decision::Unique);
+        })
+    });
+    let dup = doc(&long, &short, 0);
+    g.bench_function("check_and_insert_duplicate", |b| {
+        b.iter(|| {
+            let o = engine.check_and_insert(Doc::text("dup", dup.clone())).unwrap();
+            assert!(matches!(o.decision, Decision::Duplicate { .. }));
+        })
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(5));
+    targets = bench
+}
+criterion_main!(benches);
