@@ -154,7 +154,11 @@ pub fn open_all(outputs: &[Option<Wanted<'_>>]) -> anyhow::Result<Vec<Option<Sin
             continue;
         }
         let existed = o.path.exists();
-        let res = OpenOptions::new().write(true).create(true).open(o.path);
+        let res = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false) // truncated below, once every output could be opened
+            .open(o.path);
         match res {
             Ok(f) => {
                 if !existed {
@@ -168,7 +172,9 @@ pub fn open_all(outputs: &[Option<Wanted<'_>>]) -> anyhow::Result<Vec<Option<Sin
                 }
                 let hint = match e.kind() {
                     io::ErrorKind::NotFound => " (does its directory exist?)",
-                    io::ErrorKind::PermissionDenied => " (permission denied: choose a writable place)",
+                    io::ErrorKind::PermissionDenied => {
+                        " (permission denied: choose a writable place)"
+                    }
                     _ => "",
                 };
                 anyhow::bail!("{} {}: cannot create: {e}{hint}", o.flag, o.path.display());
@@ -190,7 +196,10 @@ pub fn open_all(outputs: &[Option<Wanted<'_>>]) -> anyhow::Result<Vec<Option<Sin
                         anyhow::anyhow!("{flag}: cannot truncate: {e}")
                     })?;
                 }
-                Some(BufWriter::with_capacity(1 << 16, Box::new(f) as Box<dyn Write + Send>))
+                Some(BufWriter::with_capacity(
+                    1 << 16,
+                    Box::new(f) as Box<dyn Write + Send>,
+                ))
             }
         });
     }

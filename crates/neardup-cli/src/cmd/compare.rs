@@ -65,14 +65,16 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
         .explain(&tb)
         .map_err(|e| anyhow::anyhow!("B ({}): {e}", label(&args.b)))?;
     let d = neardup::hamming(ea.simhash, eb.simhash);
-    writeln!(out, 
+    writeln!(
+        out,
         "A  {:016x}  {} features ({})  {}",
         ea.simhash,
         ea.features.len(),
         ea.method,
         label(&args.a)
     )?;
-    writeln!(out, 
+    writeln!(
+        out,
         "B  {:016x}  {} features ({})  {}",
         eb.simhash,
         eb.features.len(),
@@ -107,7 +109,8 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
             .filter(|f| !wa.contains_key(f.text.as_str()))
             .count();
         writeln!(out, "differing bits {:016x}", ea.simhash ^ eb.simhash)?;
-        writeln!(out, 
+        writeln!(
+            out,
             "features only in A: {only_a}, only in B: {only_b}, shared: {}",
             ea.features.len() - only_a
         )?;
@@ -119,7 +122,11 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                     Some(w) if *w != f.weight => format!("~{w}"),
                     Some(_) => String::new(),
                 };
-                writeln!(out, "  {:>10}  {:016x}  {:?} {mark}", f.weight, f.hash, f.text)?;
+                writeln!(
+                    out,
+                    "  {:>10}  {:016x}  {:?} {mark}",
+                    f.weight, f.hash, f.text
+                )?;
             }
         }
     }

@@ -117,9 +117,7 @@ pub fn run(mut args: FingerprintArgs) -> anyhow::Result<()> {
                     serde_json::json!({ "id": doc.id, "simhash": hex })
                 )?,
                 DocKind::Line => writeln!(out, "{}", hex.as_deref().unwrap_or("-"))?,
-                DocKind::File => {
-                    writeln!(out, "{}  {}", hex.as_deref().unwrap_or("-"), doc.file)?
-                }
+                DocKind::File => writeln!(out, "{}  {}", hex.as_deref().unwrap_or("-"), doc.file)?,
             }
         }
         (batch, _) = next?;

@@ -82,13 +82,25 @@ fn sniff(head: &[u8]) -> io::Result<Compression> {
     } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
         Ok(Compression::Zstd)
     } else if head.starts_with(b"BZh") {
-        refuse("bzip2-compressed", "decompress it first (bunzip2 -k FILE) or recompress it with gzip or zstd")
+        refuse(
+            "bzip2-compressed",
+            "decompress it first (bunzip2 -k FILE) or recompress it with gzip or zstd",
+        )
     } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
-        refuse("xz-compressed", "decompress it first (xz -dk FILE) or recompress it with gzip or zstd")
+        refuse(
+            "xz-compressed",
+            "decompress it first (xz -dk FILE) or recompress it with gzip or zstd",
+        )
     } else if head.starts_with(b"PK\x03\x04") {
-        refuse("a zip archive", "unpack it (unzip FILE) and pass the directory")
+        refuse(
+            "a zip archive",
+            "unpack it (unzip FILE) and pass the directory",
+        )
     } else if head.starts_with(b"PAR1") {
-        refuse("a Parquet file", "export it to JSONL first (one {\"id\",\"text\"} object a line)")
+        refuse(
+            "a Parquet file",
+            "export it to JSONL first (one {\"id\",\"text\"} object a line)",
+        )
     } else {
         Ok(Compression::None)
     }
@@ -147,7 +159,10 @@ impl<R: BufRead> Read for ZstdFrames<R> {
                     length,
                     ..
                 })) => {
-                    io::copy(&mut (&mut self.src).take(u64::from(length)), &mut io::sink())?;
+                    io::copy(
+                        &mut (&mut self.src).take(u64::from(length)),
+                        &mut io::sink(),
+                    )?;
                 }
                 Err(e) => return Err(zstd_error(e)),
             }

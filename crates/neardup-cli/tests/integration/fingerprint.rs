@@ -135,7 +135,10 @@ fn empty_documents_are_counted_and_the_run_finishes() {
         &["fingerprint", "--format", "jsonl", "--empty", "mark"],
         Some(b"{\"id\":\"e\",\"text\":\" \"}\n{\"id\":\"f\",\"text\":\"x\"}\n"),
     );
-    assert_eq!(stdout(&o).lines().next(), Some("{\"id\":\"e\",\"simhash\":null}"));
+    assert_eq!(
+        stdout(&o).lines().next(),
+        Some("{\"id\":\"e\",\"simhash\":null}")
+    );
     // The old --skip-empty still marks, with a deprecation warning.
     let o = run(&["fingerprint", "--skip-empty"], Some(b"text\n\n"));
     assert!(o.status.success());
@@ -149,9 +152,16 @@ fn empty_documents_are_counted_and_the_run_finishes() {
 
 #[test]
 fn nothing_fingerprinted_is_an_error() {
-    let o = run(&["fingerprint", "--format", "jsonl"], Some(b"{\"id\":1,\"text\":\"  \"}\n"));
+    let o = run(
+        &["fingerprint", "--format", "jsonl"],
+        Some(b"{\"id\":1,\"text\":\"  \"}\n"),
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("nothing was fingerprinted"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nothing was fingerprinted"),
+        "{}",
+        stderr(&o)
+    );
     assert!(stdout(&o).is_empty());
     let o = run(&["fingerprint"], Some(b""));
     assert_eq!(o.status.code(), Some(2));

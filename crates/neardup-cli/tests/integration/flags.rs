@@ -18,7 +18,10 @@ fn distance_under_the_default_detector_is_refused() {
     );
     assert!(o.stdout.is_empty());
     // Accepted where it is used.
-    let o = run(&["dedup", "-q", "--method", "simhash", "-k", "20"], Some(DOCS));
+    let o = run(
+        &["dedup", "-q", "--method", "simhash", "-k", "20"],
+        Some(DOCS),
+    );
     assert!(o.status.success(), "{}", err(&o));
 }
 
@@ -30,18 +33,27 @@ fn threshold_with_simhash_is_refused() {
     );
     assert_eq!(o.status.code(), Some(2));
     let e = err(&o);
-    assert!(e.contains("--threshold") && e.contains("--method simhash"), "{e}");
+    assert!(
+        e.contains("--threshold") && e.contains("--method simhash"),
+        "{e}"
+    );
     let o = run(&["dedup", "-q", "--threshold", "0.5"], Some(DOCS));
     assert!(o.status.success(), "{}", err(&o));
 }
 
 #[test]
 fn out_of_range_distance_and_threshold_say_the_range_not_rust() {
-    let o = run(&["dedup", "--method", "simhash", "--distance", "99"], Some(DOCS));
+    let o = run(
+        &["dedup", "--method", "simhash", "--distance", "99"],
+        Some(DOCS),
+    );
     assert_eq!(o.status.code(), Some(2));
     let e = err(&o);
     assert!(e.contains("0..=63") && !e.contains("::"), "{e}");
-    let o = run(&["compare", "--text", "a b", "a c", "--distance", "99"], None);
+    let o = run(
+        &["compare", "--text", "a b", "a c", "--distance", "99"],
+        None,
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("0..=63"), "{}", err(&o));
     let o = run(&["dedup", "--threshold", "1.5"], Some(DOCS));
@@ -62,14 +74,27 @@ fn features_names_the_feature_method_in_every_command() {
     // The old spelling still works, with a deprecation warning.
     let (old, warning) = fp(&["fingerprint", "--method", "chars"]);
     assert_eq!(old, chars);
-    assert!(warning.contains("deprecated") && warning.contains("--features"), "{warning}");
+    assert!(
+        warning.contains("deprecated") && warning.contains("--features"),
+        "{warning}"
+    );
     let o = run(
-        &["compare", "--features", "chars", "--text", "the cat", "the cat"],
+        &[
+            "compare",
+            "--features",
+            "chars",
+            "--text",
+            "the cat",
+            "the cat",
+        ],
         None,
     );
     assert!(o.status.success(), "{}", err(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("(chars)"));
-    let o = run(&["dedup", "-q", "--features", "chars", "--method", "simhash"], Some(DOCS));
+    let o = run(
+        &["dedup", "-q", "--features", "chars", "--method", "simhash"],
+        Some(DOCS),
+    );
     assert!(o.status.success(), "{}", err(&o));
     // In dedup --method is the detector.
     let o = run(&["dedup", "-q", "--method", "chars"], Some(DOCS));

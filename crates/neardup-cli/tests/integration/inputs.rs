@@ -82,7 +82,10 @@ fn run_that_skips_every_document_fails_saying_so() {
     let o = run(&["dedup", "-q", "--skip-bad", p.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2));
     let e = err(&o);
-    assert!(e.contains("every input record was bad") && e.contains("2 skipped"), "{e}");
+    assert!(
+        e.contains("every input record was bad") && e.contains("2 skipped"),
+        "{e}"
+    );
     // An empty input is no silent success either.
     let o = run(&["dedup", "-q"], Some(b""));
     assert_eq!(o.status.code(), Some(2));
@@ -104,7 +107,10 @@ fn unreadable_compression_names_the_file_and_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("corpus.jsonl.bz2");
     std::fs::write(&p, b"BZh91AY&SY\x00\x00").unwrap();
-    let o = run(&["dedup", "-q", "--format", "jsonl", p.to_str().unwrap()], None);
+    let o = run(
+        &["dedup", "-q", "--format", "jsonl", p.to_str().unwrap()],
+        None,
+    );
     assert_eq!(o.status.code(), Some(2));
     let e = err(&o);
     assert!(

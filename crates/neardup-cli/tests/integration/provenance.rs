@@ -15,7 +15,8 @@ fn read_lines(p: &Path) -> Vec<Value> {
 }
 
 /// A and B are apart; C, read last, is near both and joins their clusters.
-const BRIDGE: &str = "{\"id\":\"A\",\"text\":\"the quick brown fox jumps over the lazy dog near the river bank\"}\n\
+const BRIDGE: &str =
+    "{\"id\":\"A\",\"text\":\"the quick brown fox jumps over the lazy dog near the river bank\"}\n\
 {\"id\":\"B\",\"text\":\"the quick brown cat leaps over the tired cow near the river side\"}\n\
 {\"id\":\"C\",\"text\":\"the quick brown cat leaps over the lazy dog near the river bank\"}\n";
 
@@ -48,7 +49,11 @@ fn removed_lists_each_removed_document_with_its_reason_and_provenance() {
     assert_eq!(r[0]["duplicate_of"], "A");
     assert_eq!(r[0]["matched"], "A");
     assert!(r[0]["similarity"].as_f64().unwrap() >= 0.8);
-    assert!(r[0]["reason"].as_str().unwrap().contains("similarity"), "{}", r[0]);
+    assert!(
+        r[0]["reason"].as_str().unwrap().contains("similarity"),
+        "{}",
+        r[0]
+    );
     assert_eq!(r[0]["file"], input.to_str().unwrap());
     assert_eq!(r[0]["line"], 3);
     let d = read_lines(&out);
@@ -58,7 +63,10 @@ fn removed_lists_each_removed_document_with_its_reason_and_provenance() {
 
 #[test]
 fn keep_first_marks_a_kept_document_whose_cluster_was_bridged() {
-    let o = run(&["dedup", "-q", "--method", "short"], Some(BRIDGE.as_bytes()));
+    let o = run(
+        &["dedup", "-q", "--method", "short"],
+        Some(BRIDGE.as_bytes()),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let d: Vec<Value> = String::from_utf8_lossy(&o.stdout)
         .lines()

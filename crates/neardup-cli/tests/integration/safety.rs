@@ -9,7 +9,8 @@ fn err(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-const CORPUS: &str = "{\"id\":1,\"text\":\"the quick brown fox jumps over the lazy dog\",\"lang\":\"en\"}\n\
+const CORPUS: &str =
+    "{\"id\":1,\"text\":\"the quick brown fox jumps over the lazy dog\",\"lang\":\"en\"}\n\
 {\"id\":2,\"text\":\"the quick brown fox jumps over the lazy dog!\",\"lang\":\"en\"}\n\
 {\"id\":3,\"text\":\"a wholly different line about the spring weather\",\"lang\":\"en\"}\n";
 
@@ -119,11 +120,11 @@ fn bad_report_path_fails_before_the_run_and_truncates_nothing() {
         e.contains("--report") && e.contains("/nonexistent-dir/report.json"),
         "{e}"
     );
-    assert_eq!(
-        std::fs::read_to_string(&out).unwrap(),
-        "previous results\n"
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous results\n");
+    assert!(
+        !kept.exists(),
+        "a file created for the failed run is left behind"
     );
-    assert!(!kept.exists(), "a file created for the failed run is left behind");
 }
 
 #[test]
@@ -178,7 +179,15 @@ fn broken_pipe_on_stdout_exits_quietly_with_zero() {
         vec!["fingerprint", "--format", "lines", p.to_str().unwrap()],
         // exact: the lines differ only in their numbers, which near-duplicate detectors
         // would compare pairwise (slow in a debug build).
-        vec!["dedup", "-q", "--method", "exact", "--format", "lines", p.to_str().unwrap()],
+        vec![
+            "dedup",
+            "-q",
+            "--method",
+            "exact",
+            "--format",
+            "lines",
+            p.to_str().unwrap(),
+        ],
     ] {
         let mut child = Command::new(bin())
             .args(&args)

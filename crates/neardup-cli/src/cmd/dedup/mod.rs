@@ -23,8 +23,8 @@ use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
 use neardup::Fingerprinter;
 
 use super::common::{set_threads, FeatureArgs};
-use pipeline::run_with;
 use crate::input::InputArgs;
+use pipeline::run_with;
 
 /// Default Hamming distance of the simhash detectors.
 const DEFAULT_DISTANCE: u32 = 3;

@@ -59,8 +59,7 @@ pub fn run_with<D: Detector>(
     keep: Keep,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut reader =
-        DocReader::open(&args.inputs, &args.input)?.keep_raw(args.kept.is_some());
+    let mut reader = DocReader::open(&args.inputs, &args.input)?.keep_raw(args.kept.is_some());
     let stdout = Path::new("-");
     let wanted = [
         Some(Wanted {
