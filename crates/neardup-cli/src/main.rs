@@ -7,6 +7,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cmd;
 mod input;
+mod output;
 
 /// Find near-duplicate text: fingerprints, exact Hamming search, corpus dedup.
 #[derive(Debug, Parser)]
@@ -46,7 +47,23 @@ fn main() {
         Command::Search(a) => cmd::index_cmds::run_search(a),
     };
     if let Err(e) = result {
+        // A closed pipe on standard output (`neardup fingerprint big.jsonl | head -1`) is how
+        // the reader says it has enough: exit quietly, as ripgrep does.
+        if is_broken_pipe(&e) {
+            std::process::exit(0);
+        }
         eprintln!("error: {e:#}");
         std::process::exit(2);
     }
+}
+
+/// Whether `e` is, or was caused by, a write to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .and_then(|j| j.io_error_kind())
+                .is_some_and(|k| k == std::io::ErrorKind::BrokenPipe)
+    })
 }

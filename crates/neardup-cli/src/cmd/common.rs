@@ -9,8 +9,14 @@ use neardup::{FingerprintConfig, Fingerprinter};
 /// Feature and normalisation options (the fingerprint configuration).
 #[derive(Debug, Clone, clap::Args)]
 pub struct FeatureArgs {
-    /// Feature method: auto (Han-heavy → jieba, spaceless scripts → chars, else words), jieba, chars, words.
-    #[arg(long, default_value = "auto", value_parser = parse_method)]
+    /// Feature method of the fingerprint: auto (Han-heavy → jieba, spaceless scripts → chars,
+    /// else words), jieba, chars, words.
+    #[arg(
+        long = "features",
+        value_name = "METHOD",
+        default_value = "auto",
+        value_parser = parse_method
+    )]
     pub method: Method,
     /// n of character n-gram shingles (method chars).
     #[arg(long, default_value_t = FeatureOptions::default().char_ngram)]
@@ -38,7 +44,8 @@ pub struct FeatureArgs {
     pub keep_case: bool,
 }
 
-fn parse_method(s: &str) -> Result<Method, String> {
+/// Parses a feature method (auto, jieba, chars, words).
+pub fn parse_method(s: &str) -> Result<Method, String> {
     s.parse().map_err(|e: neardup::Error| e.to_string())
 }
 
@@ -90,6 +97,36 @@ impl FeatureArgs {
     pub fn fingerprinter(&self) -> anyhow::Result<Fingerprinter> {
         Ok(Fingerprinter::new(self.config())?)
     }
+}
+
+/// Applies the old spelling `--method` of `--features` (fingerprint, compare) with a
+/// deprecation warning; both given and different is an error.
+pub fn legacy_method(features: &mut FeatureArgs, legacy: Option<Method>) -> anyhow::Result<()> {
+    let Some(m) = legacy else { return Ok(()) };
+    if features.method != Method::default() && features.method != m {
+        anyhow::bail!(
+            "--method (the old spelling of --features) and --features disagree; pass only --features"
+        );
+    }
+    eprintln!(
+        "warning: --method is deprecated here: the feature method is now --features (--method \
+         names the near-duplicate detector, as in dedup); using --features {m}"
+    );
+    features.method = m;
+    Ok(())
+}
+
+/// Formats `n` with thousands separators (`1,204`).
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Sets the size of rayon's global pool (0 = one thread per core).

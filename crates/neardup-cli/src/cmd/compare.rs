@@ -3,7 +3,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::common::FeatureArgs;
+use std::io::Write;
+
+use neardup::features::Method;
+
+use super::common::{legacy_method, parse_method, FeatureArgs};
 
 /// Arguments of `neardup compare`.
 #[derive(Debug, clap::Args)]
@@ -11,7 +15,7 @@ use super::common::FeatureArgs;
 Examples:
   neardup compare a.html b.html
   neardup compare --text 'the cat sat on the mat' 'the cat sat on a mat' --explain
-  neardup compare --method chars --char-ngram 3 a.txt b.txt")]
+  neardup compare --features chars --char-ngram 3 a.txt b.txt")]
 pub struct CompareArgs {
     /// First document: a file (or literal text with --text).
     pub a: String,
@@ -26,11 +30,14 @@ pub struct CompareArgs {
     /// Features to list with --explain.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
-    /// Distance up to which the pair is called a near-duplicate in the verdict line.
-    #[arg(long, default_value_t = 3)]
+    /// Distance up to which the pair is called a near-duplicate in the verdict line, 0 to 63.
+    #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=63))]
     pub distance: u32,
     #[command(flatten)]
     pub features: FeatureArgs,
+    /// Old spelling of --features (deprecated).
+    #[arg(long = "method", hide = true, value_parser = parse_method)]
+    pub legacy_method: Option<Method>,
 }
 
 fn load(arg: &str, literal: bool) -> anyhow::Result<String> {
@@ -45,8 +52,10 @@ fn load(arg: &str, literal: bool) -> anyhow::Result<String> {
 }
 
 /// Runs `neardup compare`.
-pub fn run(args: CompareArgs) -> anyhow::Result<()> {
+pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
+    legacy_method(&mut args.features, args.legacy_method)?;
     let fp = args.features.fingerprinter()?;
+    let mut out = std::io::stdout().lock();
     let ta = load(&args.a, args.text)?;
     let tb = load(&args.b, args.text)?;
     let ea = fp
@@ -56,26 +65,28 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         .explain(&tb)
         .map_err(|e| anyhow::anyhow!("B ({}): {e}", label(&args.b)))?;
     let d = neardup::hamming(ea.simhash, eb.simhash);
-    println!(
+    writeln!(
+        out,
         "A  {:016x}  {} features ({})  {}",
         ea.simhash,
         ea.features.len(),
         ea.method,
         label(&args.a)
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "B  {:016x}  {} features ({})  {}",
         eb.simhash,
         eb.features.len(),
         eb.method,
         label(&args.b)
-    );
+    )?;
     let verdict = if d <= args.distance {
         "near-duplicates"
     } else {
         "different"
     };
-    println!("distance {d}  ({verdict} at k = {})", args.distance);
+    writeln!(out, "distance {d}  ({verdict} at k = {})", args.distance)?;
     if args.explain {
         let wa: HashMap<&str, u64> = ea
             .features
@@ -97,20 +108,25 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
             .iter()
             .filter(|f| !wa.contains_key(f.text.as_str()))
             .count();
-        println!("differing bits {:016x}", ea.simhash ^ eb.simhash);
-        println!(
+        writeln!(out, "differing bits {:016x}", ea.simhash ^ eb.simhash)?;
+        writeln!(
+            out,
             "features only in A: {only_a}, only in B: {only_b}, shared: {}",
             ea.features.len() - only_a
-        );
+        )?;
         for (name, e, other) in [("A", &ea, &wb), ("B", &eb, &wa)] {
-            println!("\ntop features of {name} (weight; `*` = not in the other side, `~` = other weight):");
+            writeln!(out, "\ntop features of {name} (weight; `*` = not in the other side, `~` = other weight):")?;
             for f in e.features.iter().take(args.top) {
                 let mark = match other.get(f.text.as_str()) {
                     None => "*".to_string(),
                     Some(w) if *w != f.weight => format!("~{w}"),
                     Some(_) => String::new(),
                 };
-                println!("  {:>10}  {:016x}  {:?} {mark}", f.weight, f.hash, f.text);
+                writeln!(
+                    out,
+                    "  {:>10}  {:016x}  {:?} {mark}",
+                    f.weight, f.hash, f.text
+                )?;
             }
         }
     }

@@ -82,7 +82,6 @@ pub struct ScoreArgs {
 
 /// Arguments of `neardup eval sweep`.
 #[derive(Debug, clap::Args)]
-#[command(mut_arg("method", |a| a.long("features").help("Feature method of the fingerprint: auto, jieba, chars, words")))]
 pub struct SweepArgs {
     /// The evaluation set (from `neardup eval make`).
     pub set: PathBuf,
@@ -143,6 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn make(a: MakeArgs) -> anyhow::Result<()> {
+    let mut w = crate::output::open_one("--output", Some(&a.output), &a.corpus)?;
     let input = InputArgs {
         format: Format::Jsonl,
         id_field: a.id_field.clone(),
@@ -173,9 +173,6 @@ fn make(a: MakeArgs) -> anyhow::Result<()> {
         ..MakeOptions::default()
     };
     let set = eval::make_set(&sources, &opts);
-    let f = std::fs::File::create(&a.output)
-        .with_context(|| format!("cannot create {}", a.output.display()))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
     for d in &set.docs {
         serde_json::to_writer(&mut w, d)?;
         w.write_all(b"\n")?;

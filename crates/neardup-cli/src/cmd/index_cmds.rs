@@ -6,7 +6,7 @@
 use anyhow::{bail, Context, Result};
 use neardup_index::{all_pairs_with, fpfile, HammingIndex, Layout};
 use rayon::prelude::*;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -32,9 +32,12 @@ pub struct PairsArgs {
     /// Largest Hamming distance reported (inclusive), 0 to 63.
     #[arg(short = 'k', long = "distance", default_value_t = 3)]
     pub distance: u32,
-    /// Write the TSV to this file instead of stdout.
+    /// Write the TSV to this file instead of stdout (`-`: stdout).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// No summary on standard error (errors still print).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Block layout: `auto` (planner), `mM` (M blocks, 1-block keys, e.g. m4) or `mMxC` (M blocks,
     /// C-block keys, e.g. m5x2); answers distances up to M - C.
     #[arg(long, default_value = "auto")]
@@ -58,14 +61,17 @@ pub struct SearchArgs {
     /// Stored fingerprint file (raw u64 little-endian, or hex text one per line).
     pub fps: PathBuf,
     /// Query fingerprint file (same formats).
-    #[arg(short, long)]
+    #[arg(long)]
     pub queries: PathBuf,
     /// Largest Hamming distance reported (inclusive), 0 to 63.
     #[arg(short = 'k', long = "distance", default_value_t = 3)]
     pub distance: u32,
-    /// Write the TSV to this file instead of stdout.
+    /// Write the TSV to this file instead of stdout (`-`: stdout).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// No summary on standard error (errors still print).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Block layout: `auto` (planner, within --memory-budget-mib), `mM` or `mMxC` (e.g. m4, m5x2).
     #[arg(long, default_value = "auto")]
     pub layout: String,
@@ -101,15 +107,9 @@ fn check_k(k: u32) -> Result<()> {
     Ok(())
 }
 
-fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
-    Ok(match path {
-        Some(p) => Box::new(BufWriter::with_capacity(
-            1 << 20,
-            std::fs::File::create(p)
-                .with_context(|| format!("{}: cannot create output file", p.display()))?,
-        )),
-        None => Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock())),
-    })
+/// Opens `--output` (standard output for none or `-`), refused when it is one of `inputs`.
+fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> Result<crate::output::Sink> {
+    crate::output::open_one("--output", path, inputs)
 }
 
 fn read_fps(path: &Path) -> Result<Vec<u64>> {
@@ -120,6 +120,7 @@ fn read_fps(path: &Path) -> Result<Vec<u64>> {
 pub fn run_pairs(args: PairsArgs) -> Result<()> {
     let k = args.distance;
     check_k(k)?;
+    let mut out = open_output(args.output.as_deref(), std::slice::from_ref(&args.fps))?;
     let fps = read_fps(&args.fps)?;
     let layout = if args.layout == "auto" {
         Layout::plan_self_join(fps.len() as u64, k)?
@@ -129,7 +130,6 @@ pub fn run_pairs(args: PairsArgs) -> Result<()> {
     let t = Instant::now();
     let pairs = all_pairs_with(&fps, &layout, k)?;
     let secs = t.elapsed().as_secs_f64();
-    let mut out = open_output(args.output.as_deref())?;
     for (i, j, d) in &pairs {
         writeln!(out, "{i}\t{j}\t{d}")?;
     }
@@ -147,7 +147,9 @@ pub fn run_pairs(args: PairsArgs) -> Result<()> {
         "queries_per_second": if secs > 0.0 { fps.len() as f64 / secs } else { 0.0 },
         "peak_memory_bytes": peak_memory_bytes(),
     });
-    eprintln!("{summary}");
+    if !args.quiet {
+        eprintln!("{summary}");
+    }
     Ok(())
 }
 
@@ -155,6 +157,10 @@ pub fn run_pairs(args: PairsArgs) -> Result<()> {
 pub fn run_search(args: SearchArgs) -> Result<()> {
     let k = args.distance;
     check_k(k)?;
+    let mut out = open_output(
+        args.output.as_deref(),
+        &[args.fps.clone(), args.queries.clone()],
+    )?;
     let fps = read_fps(&args.fps)?;
     let queries = read_fps(&args.queries)?;
     let layout = if args.layout == "auto" {
@@ -169,7 +175,6 @@ pub fn run_search(args: SearchArgs) -> Result<()> {
     let t = Instant::now();
     let index = HammingIndex::from_fingerprints(layout.clone(), &fps)?;
     let build = t.elapsed().as_secs_f64();
-    let mut out = open_output(args.output.as_deref())?;
     let mut query_secs = 0.0;
     let mut matches = 0usize;
     const CHUNK: usize = 1 << 20;
@@ -203,6 +208,8 @@ pub fn run_search(args: SearchArgs) -> Result<()> {
         "index_bytes": index.heap_bytes(),
         "peak_memory_bytes": peak_memory_bytes(),
     });
-    eprintln!("{summary}");
+    if !args.quiet {
+        eprintln!("{summary}");
+    }
     Ok(())
 }

@@ -168,7 +168,7 @@ fn stdin_lines_and_directory_formats() {
     let from_file = run(&["dedup", "-q", &fixture("mixed.jsonl")], None);
     assert_eq!(from_stdin.stdout, from_file.stdout);
 
-    // One document a line: ids are line numbers.
+    // One document a line: ids are 1-based line numbers, as in error messages.
     let out = ok(
         &["dedup", "-q", "--format", "lines", &fixture("lines.txt")],
         None,
@@ -179,13 +179,13 @@ fn stdin_lines_and_directory_formats() {
         [
             Value::Null,
             Value::Null,
-            0.into(),
+            1.into(),
             Value::Null,
-            3.into(),
+            4.into(),
             Value::Null
         ]
     );
-    assert_eq!(out[4]["id"], 4);
+    assert_eq!(out[4]["id"], 5);
 
     // A directory of .txt and .html files: ids are relative paths; the HTML copy is found.
     let out = ok(&["dedup", "-q", &fixture("pages")], None);
@@ -207,9 +207,10 @@ fn field_names_and_missing_ids() {
         &["dedup", "-q", "--id-field", "url", "--text-field", "body"],
         Some(input.as_bytes()),
     );
-    assert_eq!(out[0]["id"], 0);
+    // Ids without a field are 1-based line numbers, like the lines errors name.
+    assert_eq!(out[0]["id"], 1);
     assert_eq!(out[1]["id"], "u2");
-    assert_eq!(out[1]["duplicate_of"], 0);
+    assert_eq!(out[1]["duplicate_of"], 1);
 }
 
 #[test]

@@ -43,10 +43,10 @@ fn jsonl_with_custom_fields_and_missing_ids() {
         out[0],
         serde_json::json!({"id": "a", "simhash": "cb10034311d3346d"})
     );
-    // The second object is on line 2 (0-based) of the input.
+    // The second object is on line 3 (1-based, as in error messages) of the input.
     assert_eq!(
         out[1],
-        serde_json::json!({"id": 2, "simhash": "d57724fa8ff02f2c"})
+        serde_json::json!({"id": 3, "simhash": "d57724fa8ff02f2c"})
     );
 }
 
@@ -116,18 +116,56 @@ fn regression_invalid_utf8_names_line() {
 }
 
 #[test]
-fn empty_documents_stop_or_print_dash() {
-    let o = run(&["fingerprint"], Some(b"text\n\n"));
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("<stdin>:2") && stderr(&o).contains("--skip-empty"));
-    let o = run(&["fingerprint", "--skip-empty"], Some(b"text\n\n"));
+fn empty_documents_are_counted_and_the_run_finishes() {
+    // The default leaves them out, counts them, and goes on to the end.
+    let o = run(&["fingerprint"], Some(b"text\n\nmore text here\n!!!\n"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 2);
+    assert!(
+        stderr(&o)
+            .contains("2 of 4 documents were empty after normalisation and have no fingerprint"),
+        "{}",
+        stderr(&o)
+    );
+    // --empty mark keeps output lines aligned with input lines.
+    let o = run(&["fingerprint", "--empty", "mark"], Some(b"text\n\n"));
     assert!(o.status.success());
     assert_eq!(stdout(&o).lines().nth(1), Some("-"));
     let o = run(
-        &["fingerprint", "--format", "jsonl", "--skip-empty"],
-        Some(b"{\"id\":\"e\",\"text\":\" \"}\n"),
+        &["fingerprint", "--format", "jsonl", "--empty", "mark"],
+        Some(b"{\"id\":\"e\",\"text\":\" \"}\n{\"id\":\"f\",\"text\":\"x\"}\n"),
     );
-    assert_eq!(stdout(&o).trim(), "{\"id\":\"e\",\"simhash\":null}");
+    assert_eq!(
+        stdout(&o).lines().next(),
+        Some("{\"id\":\"e\",\"simhash\":null}")
+    );
+    // The old --skip-empty still marks, with a deprecation warning.
+    let o = run(&["fingerprint", "--skip-empty"], Some(b"text\n\n"));
+    assert!(o.status.success());
+    assert_eq!(stdout(&o).lines().nth(1), Some("-"));
+    assert!(stderr(&o).contains("deprecated"), "{}", stderr(&o));
+    // --empty fail stops at the first one, naming it.
+    let o = run(&["fingerprint", "--empty", "fail"], Some(b"text\n\n"));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("<stdin>:2"), "{}", stderr(&o));
+}
+
+#[test]
+fn nothing_fingerprinted_is_an_error() {
+    let o = run(
+        &["fingerprint", "--format", "jsonl"],
+        Some(b"{\"id\":1,\"text\":\"  \"}\n"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("nothing was fingerprinted"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+    let o = run(&["fingerprint"], Some(b""));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no documents"), "{}", stderr(&o));
 }
 
 #[test]
@@ -153,7 +191,7 @@ fn bad_options_are_explained() {
     let o = run(&["fingerprint", "--char-ngram", "0"], Some(b"x\n"));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("char_ngram"), "{}", stderr(&o));
-    let o = run(&["fingerprint", "--method", "bogus"], Some(b"x\n"));
+    let o = run(&["fingerprint", "--features", "bogus"], Some(b"x\n"));
     assert!(
         stderr(&o).contains("auto, jieba, chars or words"),
         "{}",

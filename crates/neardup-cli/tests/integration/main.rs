@@ -2,6 +2,10 @@
 mod dedup;
 mod eval;
 mod fingerprint;
+mod flags;
 mod index;
+mod inputs;
+mod provenance;
+mod safety;
 mod serve;
 mod util;

@@ -1,0 +1,293 @@
+//! `neardup dedup`: which documents of a corpus are near-duplicates of which, in clusters.
+//!
+//! A three-stage pipeline over batches (`pipeline`): while batch N is decided serially in input
+//! order (the library's [`neardup::dedup::Deduper`]), rayon sketches batch N + 1 in parallel
+//! with a second, identically built detector ([`neardup::dedup::sketch_batch`]) and batch N + 2
+//! is read. Batch boundaries, observations and decisions happen in the order of a sequential
+//! run, so the output never depends on `--threads`.
+
+mod pipeline;
+mod report;
+mod write;
+
+use std::path::PathBuf;
+
+use neardup::boilerplate::{TemplateAware, TemplateOptions};
+use neardup::dedup::Keep;
+use neardup::detect::{Detector, SimhashDetector};
+use neardup::exact::ExactDetector;
+use neardup::imatch::{IMatchDetector, IMatchOptions};
+use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
+use neardup::policy::{AutoDetector, LongMethod, PolicyOptions};
+use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
+use neardup::Fingerprinter;
+
+use super::common::{set_threads, FeatureArgs};
+use crate::input::InputArgs;
+use pipeline::run_with;
+
+/// Default Hamming distance of the simhash detectors.
+const DEFAULT_DISTANCE: u32 = 3;
+/// Default Jaccard threshold of the MinHash detectors.
+const DEFAULT_THRESHOLD: f64 = 0.6;
+
+/// Arguments of `neardup dedup`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  neardup dedup corpus.jsonl > dedup.jsonl
+  neardup dedup --method simhash --distance 3 --kept clean.jsonl --report report.json crawl/*.jsonl
+  neardup dedup --removed removed.jsonl --provenance shards/    # a directory of .jsonl(.gz/.zst) shards
+  neardup dedup --format lines titles.txt
+  neardup dedup pages/                      # a directory of .txt/.html files (id = relative path)
+
+Input: files, directories (their .jsonl, .ndjson, .txt and .html files, plain or .gz/.zst, in
+sorted path order) or standard input; gzip and zstd are recognised by content. Documents without
+an id get their 1-based line number (FILE:LINE when several files are read).
+
+Output (one JSON line per input document, in input order):
+  {\"id\": …, \"duplicate_of\": <kept id>|null, \"cluster\": <number of the cluster's first document>,
+   \"distance\": <Hamming distance to the closest earlier near-duplicate>|null,
+   \"matched\": <id of that closest earlier document>|null}
+  Set and text detectors add \"similarity\" (to \"matched\"). Empty documents (nothing left after
+  normalisation) add \"skipped\": \"empty\"; they are kept and form their own cluster.
+  --provenance adds \"file\" and \"line\" (1-based; null for whole files) to every line.
+
+Clusters are the connected components of the near-duplicate graph (every document is indexed,
+duplicates included; union-find), numbered by their first document 0-based. --keep first decides
+on arrival: a document is kept when nothing earlier is near it, else it points at the first
+document of the cluster it joins. So a cluster can hold two kept documents: A and B are kept
+because they are not near each other, then C is near both and joins the two clusters into one.
+Such a later kept document carries \"shares_cluster_with\": <id of the cluster's first kept
+document>; --keep longest has exactly one kept document per cluster. --keep longest waits for
+the whole input, then keeps the longest document of every cluster (characters; ties → earliest)
+and points the others at it; with --kept it reads the input files a second time (not possible
+from standard input).
+--kept writes the kept documents unchanged (the original line for jsonl and lines input, from
+files and standard input alike; whole files as {\"id\",\"text\"} lines).
+--removed writes one JSON line per removed document: id, duplicate_of, matched, distance or
+similarity, cluster and a reason in words (with --provenance, file and line).
+An output may not be an input (the run is refused before anything is written); -o - is
+standard output.")]
+pub struct Args {
+    /// Input files or directories (standard input when none).
+    pub inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub features: FeatureArgs,
+    /// Near-duplicate detector: auto (exact digest, then short texts by MinHash candidates
+    /// confirmed by edit distance, long texts by MinHash LSH — the measured best, see README),
+    /// simhash, minhash, imatch, exact, short.
+    #[arg(
+        long = "method",
+        id = "detector",
+        value_name = "DETECTOR",
+        default_value = "auto",
+        value_parser = ["auto", "simhash", "minhash", "imatch", "exact", "short"]
+    )]
+    pub detector: String,
+    /// Do not veto matches that rest only on lines repeated across many documents (a shared
+    /// page template inside the text); see README "Quality".
+    #[arg(long)]
+    pub no_template: bool,
+    /// --method simhash: near-duplicates are within this Hamming distance (inclusive), 0 to 63
+    /// [default: 3]. Refused with detectors that do not use it.
+    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=63))]
+    pub distance: Option<u32>,
+    /// --method minhash and auto (long texts): Jaccard threshold of near-duplicates, strictly
+    /// between 0 and 1 [default: 0.6, measured best on the planted sets, README "Quality"].
+    /// Refused with detectors that do not use it.
+    #[arg(long, value_parser = parse_threshold)]
+    pub threshold: Option<f64>,
+    /// Which document of a cluster is kept: first or longest.
+    #[arg(long, default_value = "first", value_parser = ["first", "longest"])]
+    pub keep: String,
+    /// Write the JSONL decisions here instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the kept documents, unchanged, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub kept: Option<PathBuf>,
+    /// Also write one JSON line per removed document, with why, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub removed: Option<PathBuf>,
+    /// Add "file" and "line" (1-based) to each line of the decisions and of --removed.
+    #[arg(long)]
+    pub provenance: bool,
+    /// Write the cluster report and run summary as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Number of largest clusters in the report.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Bad input lines (malformed JSON, invalid UTF-8) are counted, reported and skipped
+    /// instead of stopping (a run where every line is bad still fails).
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// No progress bar and no report on standard error (errors and warnings still print).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t > 0.0 && t < 1.0 => Ok(t),
+        _ => Err(format!(
+            "`{s}` is not a Jaccard similarity strictly between 0 and 1 (e.g. 0.6)"
+        )),
+    }
+}
+
+impl Args {
+    /// The Hamming distance in force.
+    fn distance(&self) -> u32 {
+        self.distance.unwrap_or(DEFAULT_DISTANCE)
+    }
+
+    /// The Jaccard threshold in force.
+    fn threshold(&self) -> f64 {
+        self.threshold.unwrap_or(DEFAULT_THRESHOLD)
+    }
+}
+
+/// Refuses --distance and --threshold where the chosen detector would ignore them.
+fn check_flags(args: &Args) -> anyhow::Result<()> {
+    let long = PolicyOptions::default().long;
+    let det = args.detector.as_str();
+    let uses_distance = det == "simhash" || (det == "auto" && long != LongMethod::Minhash);
+    let uses_threshold = det == "minhash" || (det == "auto" && long != LongMethod::Simhash);
+    let what = match det {
+        "auto" => "decides exact copies by digest, short texts by edit distance and long texts by MinHash (--threshold)",
+        "simhash" => "compares simhash fingerprints by Hamming distance (--distance)",
+        "minhash" => "compares MinHash sketches by Jaccard similarity (--threshold)",
+        "imatch" => "compares I-Match lexicon digests and has neither setting",
+        "exact" => "compares exact digests and has neither setting",
+        _ => "compares short texts by edit distance and has neither setting",
+    };
+    if args.distance.is_some() && !uses_distance {
+        anyhow::bail!(
+            "--distance is the Hamming distance of --method simhash, and --method {det} would ignore it: it {what}; \
+             pass --method simhash to use --distance{}",
+            if uses_threshold { ", or set --threshold instead" } else { "" }
+        );
+    }
+    if args.threshold.is_some() && !uses_threshold {
+        anyhow::bail!(
+            "--threshold is the Jaccard threshold of --method minhash and auto, and --method {det} would ignore it: it {what}; \
+             pass --method minhash or auto to use --threshold{}",
+            if uses_distance { ", or set --distance instead" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// Runs `neardup dedup`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    check_flags(&args)?;
+    set_threads(args.threads);
+    let keep: Keep = args.keep.parse()?;
+    if keep == Keep::Longest && args.kept.is_some() && reads_stdin(&args.inputs) {
+        anyhow::bail!("--keep longest with --kept reads the input twice, which standard input cannot be; name the input files, or use --keep first");
+    }
+    // Every detector is built twice, identically: one sketches batch N + 1 while the other
+    // decides batch N (see `pipeline::run_with`).
+    match args.detector.as_str() {
+        "simhash" => {
+            let fp = args.features.fingerprinter()?;
+            fp.warm_up();
+            let k = args.distance();
+            run_with(|| Ok(SimhashDetector::new(fp.clone(), k)?), &args, keep)
+        }
+        "minhash" => {
+            let fp = args.features.fingerprinter()?;
+            let mut opts = MinHashDetectorOptions::default();
+            opts.lsh.threshold = args.threshold();
+            run_template(
+                || Ok(MinHashDetector::new(fp.clone(), opts.clone())?),
+                &fp,
+                &args,
+                keep,
+            )
+        }
+        "imatch" => {
+            let fp = args.features.fingerprinter()?;
+            fp.warm_up();
+            run_with(
+                || Ok(IMatchDetector::new(&fp, IMatchOptions::default())?),
+                &args,
+                keep,
+            )
+        }
+        "exact" => {
+            let fp = args.features.fingerprinter()?;
+            run_with(|| Ok(ExactDetector::new(fp.clone())), &args, keep)
+        }
+        "short" => {
+            let fp = args.features.fingerprinter()?;
+            run_with(
+                || {
+                    Ok(ShortTextDetector::new(
+                        fp.clone(),
+                        ShortTextOptions::default(),
+                    )?)
+                },
+                &args,
+                keep,
+            )
+        }
+        "auto" => {
+            let fp = args.features.fingerprinter()?;
+            let mut opts = PolicyOptions {
+                simhash_k: args.distance(),
+                ..PolicyOptions::default()
+            };
+            opts.minhash.lsh.threshold = args.threshold();
+            // Only the simhash long path uses the feature method (jieba's dictionary, ~0.1 s
+            // to load); the MinHash and short paths hash characters or words.
+            if opts.long != LongMethod::Minhash {
+                fp.warm_up();
+            }
+            run_template(
+                || Ok(AutoDetector::new(fp.clone(), opts.clone())?),
+                &fp,
+                &args,
+                keep,
+            )
+        }
+        other => anyhow::bail!(
+            "unknown --method `{other}`; use auto, simhash, minhash, imatch, exact or short"
+        ),
+    }
+}
+
+/// Runs the detectors `make` builds, wrapped in the template veto unless `--no-template`.
+fn run_template<D: Detector>(
+    make: impl Fn() -> anyhow::Result<D>,
+    fp: &Fingerprinter,
+    args: &Args,
+    keep: Keep,
+) -> anyhow::Result<()> {
+    if args.no_template {
+        run_with(make, args, keep)
+    } else {
+        run_with(
+            || {
+                Ok(TemplateAware::new(
+                    make()?,
+                    fp.clone(),
+                    TemplateOptions::default(),
+                )?)
+            },
+            args,
+            keep,
+        )
+    }
+}
+
+fn reads_stdin(inputs: &[PathBuf]) -> bool {
+    inputs.is_empty() || inputs.iter().any(|p| p.as_os_str() == "-")
+}

@@ -1,0 +1,208 @@
+//! What `neardup dedup` writes per document: decisions, removed documents with their reason,
+//! and the kept documents unchanged.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use neardup::dedup::{Clustering, Keep, Outcome};
+use serde_json::Value;
+
+use crate::input::{Doc, DocKind, InputArgs};
+use crate::output::Sink;
+
+/// What is kept of each document until the end.
+pub struct Record {
+    /// Its id.
+    pub id: Value,
+    /// Index of its file in [`Records::files`].
+    pub file: u32,
+    /// Its 1-based line, for line-based input.
+    pub line: Option<u64>,
+}
+
+/// The records of every document, in input order, with the file names they share.
+#[derive(Default)]
+pub struct Records {
+    /// One per document.
+    pub list: Vec<Record>,
+    /// File names (consecutive documents of one file share one entry).
+    pub files: Vec<Arc<str>>,
+}
+
+impl Records {
+    /// The id of document `d` (`null` for none).
+    pub fn id(&self, d: Option<u32>) -> Value {
+        d.map_or(Value::Null, |d| self.list[d as usize].id.clone())
+    }
+
+    fn write_provenance(&self, out: &mut dyn Write, i: usize) -> std::io::Result<()> {
+        let r = &self.list[i];
+        write!(
+            out,
+            ",\"file\":{},\"line\":{}",
+            Value::from(&*self.files[r.file as usize]),
+            r.line.map_or(Value::Null, Value::from)
+        )
+    }
+}
+
+/// For `--keep first`: per document, the first kept document of its cluster when this one is
+/// a later kept document of the same cluster (a later document bridged two clusters that were
+/// apart when both were kept); `None` otherwise. All `None` under `--keep longest`.
+pub fn shared_clusters(c: &Clustering) -> Vec<Option<u32>> {
+    let n = c.outcomes.len();
+    let mut first_kept = vec![u32::MAX; n];
+    let mut out = vec![None; n];
+    if c.keep != Keep::First {
+        return out;
+    }
+    for (i, o) in c.outcomes.iter().enumerate() {
+        if o.duplicate_of.is_some() {
+            continue;
+        }
+        let slot = &mut first_kept[o.cluster as usize];
+        if *slot == u32::MAX {
+            *slot = i as u32;
+        } else {
+            out[i] = Some(*slot);
+        }
+    }
+    out
+}
+
+/// Writes the decision line of document `i`.
+pub fn decision(
+    out: &mut dyn Write,
+    records: &Records,
+    i: usize,
+    o: &Outcome,
+    shares_cluster_with: Option<u32>,
+    provenance: bool,
+) -> anyhow::Result<()> {
+    write!(
+        out,
+        "{{\"id\":{},\"duplicate_of\":{},\"cluster\":{},\"distance\":{},\"matched\":{}",
+        records.list[i].id,
+        records.id(o.duplicate_of),
+        o.cluster,
+        o.distance.map_or(Value::Null, Value::from),
+        records.id(o.matched),
+    )?;
+    if let Some(s) = o.similarity {
+        write!(out, ",\"similarity\":{}", Value::from(s))?;
+    }
+    if o.empty {
+        out.write_all(b",\"skipped\":\"empty\"")?;
+    }
+    if shares_cluster_with.is_some() {
+        write!(
+            out,
+            ",\"shares_cluster_with\":{}",
+            records.id(shares_cluster_with)
+        )?;
+    }
+    if provenance {
+        records.write_provenance(out, i)?;
+    }
+    out.write_all(b"}\n")?;
+    Ok(())
+}
+
+/// Writes the `--removed` line of document `i` (a duplicate), with its reason in words.
+pub fn removed(
+    out: &mut dyn Write,
+    records: &Records,
+    i: usize,
+    o: &Outcome,
+    keep: Keep,
+    provenance: bool,
+) -> anyhow::Result<()> {
+    let matched = records.id(o.matched);
+    let kept = records.id(o.duplicate_of);
+    let (m, k) = (plain(&matched), plain(&kept));
+    let mut reason = match (o.distance, o.similarity) {
+        (Some(d), _) => format!("simhash Hamming distance {d} to {m}"),
+        (None, Some(s)) => format!("similarity {s:.3} to {m}"),
+        (None, None) => format!("near-duplicate of {m}"),
+    };
+    if o.matched != o.duplicate_of {
+        reason.push_str(&match keep {
+            Keep::First => format!("; {k} is the kept document of its cluster"),
+            Keep::Longest => format!("; {k} is the longest document of its cluster"),
+        });
+    } else if keep == Keep::Longest {
+        reason.push_str("; it is the longest document of its cluster");
+    }
+    write!(
+        out,
+        "{{\"id\":{},\"duplicate_of\":{kept},\"matched\":{matched},\"cluster\":{}",
+        records.list[i].id, o.cluster,
+    )?;
+    if let Some(d) = o.distance {
+        write!(out, ",\"distance\":{d}")?;
+    }
+    if let Some(s) = o.similarity {
+        write!(out, ",\"similarity\":{}", Value::from(s))?;
+    }
+    write!(out, ",\"reason\":{}", Value::from(reason))?;
+    if provenance {
+        records.write_provenance(out, i)?;
+    }
+    out.write_all(b"}\n")?;
+    Ok(())
+}
+
+/// An id as text: a string without its quotes.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Writes kept documents unchanged: the original line of jsonl and lines input (files and
+/// standard input alike), `{"id","text"}` for whole files.
+pub struct KeptWriter {
+    out: Sink,
+    id_field: String,
+    text_field: String,
+}
+
+impl KeptWriter {
+    /// A writer to `out`; whole files are written with these id and text field names.
+    pub fn new(out: Sink, input: &InputArgs) -> KeptWriter {
+        KeptWriter {
+            out,
+            id_field: input.id_field.clone(),
+            text_field: input.text_field.clone(),
+        }
+    }
+
+    /// Writes `doc` (read with `keep_raw` for JSON lines).
+    pub fn write(&mut self, doc: &Doc) -> anyhow::Result<()> {
+        match (doc.kind, &doc.raw) {
+            (DocKind::Line, _) => {
+                self.out.write_all(doc.text.as_bytes())?;
+                self.out.write_all(b"\n")?;
+            }
+            (DocKind::JsonLine, Some(raw)) => {
+                self.out.write_all(raw)?;
+                self.out.write_all(b"\n")?;
+            }
+            (DocKind::JsonLine, None) | (DocKind::File, _) => {
+                let mut m = serde_json::Map::new();
+                m.insert(self.id_field.clone(), doc.id.clone());
+                m.insert(self.text_field.clone(), Value::from(doc.text.as_str()));
+                serde_json::to_writer(&mut self.out, &Value::Object(m))?;
+                self.out.write_all(b"\n")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes.
+    pub fn finish(mut self) -> anyhow::Result<()> {
+        self.out.flush()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+//! Decisions say why: --removed with reasons, --provenance, and kept documents that share a
+//! cluster under --keep first.
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::run;
+
+fn read_lines(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A and B are apart; C, read last, is near both and joins their clusters.
+const BRIDGE: &str =
+    "{\"id\":\"A\",\"text\":\"the quick brown fox jumps over the lazy dog near the river bank\"}\n\
+{\"id\":\"B\",\"text\":\"the quick brown cat leaps over the tired cow near the river side\"}\n\
+{\"id\":\"C\",\"text\":\"the quick brown cat leaps over the lazy dog near the river bank\"}\n";
+
+#[test]
+fn removed_lists_each_removed_document_with_its_reason_and_provenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, BRIDGE).unwrap();
+    let removed = dir.path().join("removed.jsonl");
+    let out = dir.path().join("out.jsonl");
+    let o = run(
+        &[
+            "dedup",
+            "-q",
+            "--method",
+            "short",
+            "--provenance",
+            "--removed",
+            removed.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = read_lines(&removed);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["id"], "C");
+    assert_eq!(r[0]["duplicate_of"], "A");
+    assert_eq!(r[0]["matched"], "A");
+    assert!(r[0]["similarity"].as_f64().unwrap() >= 0.8);
+    assert!(
+        r[0]["reason"].as_str().unwrap().contains("similarity"),
+        "{}",
+        r[0]
+    );
+    assert_eq!(r[0]["file"], input.to_str().unwrap());
+    assert_eq!(r[0]["line"], 3);
+    let d = read_lines(&out);
+    assert_eq!(d[1]["line"], 2);
+    assert_eq!(d[0]["file"], input.to_str().unwrap());
+}
+
+#[test]
+fn keep_first_marks_a_kept_document_whose_cluster_was_bridged() {
+    let o = run(
+        &["dedup", "-q", "--method", "short"],
+        Some(BRIDGE.as_bytes()),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // A and B were both kept on arrival; C joined them into one cluster.
+    assert_eq!(d[0]["duplicate_of"], Value::Null);
+    assert_eq!(d[1]["duplicate_of"], Value::Null);
+    assert_eq!(d[0]["cluster"], d[1]["cluster"]);
+    assert_eq!(d[1]["shares_cluster_with"], "A");
+    assert!(d[0].get("shares_cluster_with").is_none());
+    // --keep longest keeps one per cluster and never marks.
+    let o = run(
+        &["dedup", "-q", "--method", "short", "--keep", "longest"],
+        Some(BRIDGE.as_bytes()),
+    );
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(!s.contains("shares_cluster_with"), "{s}");
+    assert_eq!(s.matches("\"duplicate_of\":null").count(), 1, "{s}");
+}
