@@ -36,8 +36,15 @@ fn bases() -> (Vec<String>, Vec<String>) {
     }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let text = std::fs::read_to_string(dir.join("sanguo_ch1.txt")).unwrap();
-    let paras: Vec<String> = text.split('\n').filter(|p| p.len() > 60).map(String::from).collect();
-    (paras.clone(), paras.iter().map(|p| p.chars().take(40).collect()).collect())
+    let paras: Vec<String> = text
+        .split('\n')
+        .filter(|p| p.len() > 60)
+        .map(String::from)
+        .collect();
+    (
+        paras.clone(),
+        paras.iter().map(|p| p.chars().take(40).collect()).collect(),
+    )
 }
 
 /// Document `i`: a base text made unique by a numbered sentence in words no base contains.
@@ -105,7 +112,10 @@ fn bench(c: &mut Criterion) {
         n as f64 / secs,
         bytes as f64 / 1e6 / secs
     );
-    assert!(uniques * 10 >= n * 9, "the preload is mostly unique ({uniques} of {n})");
+    assert!(
+        uniques * 10 >= n * 9,
+        "the preload is mostly unique ({uniques} of {n})"
+    );
     println!(
         "memory: index {:.0} B/doc + records {:.0} B/doc (engine accounting); resident growth {:.0} B/doc",
         stats.index_bytes as f64 / stats.documents as f64,
@@ -116,7 +126,11 @@ fn bench(c: &mut Criterion) {
     drop(engine);
     let t = Instant::now();
     let engine = Engine::open(dir.path(), fp, cfg, clock).unwrap();
-    println!("restart: {:.2} s for {} documents", t.elapsed().as_secs_f64(), engine.stats().documents);
+    println!(
+        "restart: {:.2} s for {} documents",
+        t.elapsed().as_secs_f64(),
+        engine.stats().documents
+    );
     assert_eq!(engine.stats().documents as usize, uniques);
 
     // Percentiles of single checks.
@@ -127,7 +141,9 @@ fn bench(c: &mut Criterion) {
         let t = doc(&long, &short, next);
         next += 1;
         let s = Instant::now();
-        let o = engine.check_and_insert(Doc::text(format!("u{next}"), t)).unwrap();
+        let o = engine
+            .check_and_insert(Doc::text(format!("u{next}"), t))
+            .unwrap();
         unique_t.push(s.elapsed());
         assert_eq!(o.decision, Decision::Unique);
         // A stored long document with one character replaced in its middle.
@@ -141,7 +157,9 @@ fn bench(c: &mut Criterion) {
             .map(|(i, ch)| if i == mid { '＃' } else { ch })
             .collect();
         let s = Instant::now();
-        let o = engine.check_and_insert(Doc::text(format!("c{next}"), copy)).unwrap();
+        let o = engine
+            .check_and_insert(Doc::text(format!("c{next}"), copy))
+            .unwrap();
         dup_t.push(s.elapsed());
         assert!(
             matches!(&o.decision, Decision::Duplicate { .. }),
@@ -162,14 +180,18 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let t = doc(&long, &short, next);
             next += 1;
-            let o = engine.check_and_insert(Doc::text(format!("u{next}"), t)).unwrap();
+            let o = engine
+                .check_and_insert(Doc::text(format!("u{next}"), t))
+                .unwrap();
             assert_eq!(o.decision, Decision::Unique);
         })
     });
     let dup = doc(&long, &short, 0);
     g.bench_function("check_and_insert_duplicate", |b| {
         b.iter(|| {
-            let o = engine.check_and_insert(Doc::text("dup", dup.clone())).unwrap();
+            let o = engine
+                .check_and_insert(Doc::text("dup", dup.clone()))
+                .unwrap();
             assert!(matches!(o.decision, Decision::Duplicate { .. }));
         })
     });

@@ -1,11 +1,12 @@
-//! `neardup compare A B`: two fingerprints and their Hamming distance, optionally explained.
+//! `neardup compare A B`: whether two documents are near-duplicates under the detector that
+//! `dedup` and `serve` use (default `auto`: which stage matched and how similar they are), or
+//! under simhash (`--method simhash`: the two fingerprints and their Hamming distance);
+//! `--explain` adds the simhash features of each side.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use std::io::Write;
-
-use neardup::features::Method;
 
 use super::common::{legacy_method, parse_method, FeatureArgs};
 
@@ -15,7 +16,12 @@ use super::common::{legacy_method, parse_method, FeatureArgs};
 Examples:
   neardup compare a.html b.html
   neardup compare --text 'the cat sat on the mat' 'the cat sat on a mat' --explain
-  neardup compare --features chars --char-ngram 3 a.txt b.txt")]
+  neardup compare --method simhash --features chars --char-ngram 3 a.txt b.txt
+
+With --method auto (the default, as dedup and serve) the first line is the verdict and the stage
+that decides it: exact (identical after normalisation), short (texts of at most 140 letters:
+edit-distance similarity ≥ 0.8, digit runs equal) or minhash (Jaccard estimate ≥ --threshold);
+the lines after it give each stage's measure on the pair.")]
 pub struct CompareArgs {
     /// First document: a file (or literal text with --text).
     pub a: String,
@@ -30,14 +36,19 @@ pub struct CompareArgs {
     /// Features to list with --explain.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
-    /// Distance up to which the pair is called a near-duplicate in the verdict line, 0 to 63.
-    #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=63))]
-    pub distance: u32,
+    /// The detector: auto (as dedup and serve) or simhash. (jieba, chars and words are the
+    /// deprecated spelling of --features.)
+    #[arg(long = "method", id = "detector", default_value = "auto", value_parser = ["auto", "simhash", "jieba", "chars", "words"])]
+    pub detector: String,
+    /// simhash: distance up to which the pair is a near-duplicate, 0 to 63 [default: 3].
+    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=63))]
+    pub distance: Option<u32>,
+    /// auto: the MinHash Jaccard threshold of long texts, strictly between 0 and 1
+    /// [default: 0.6, as dedup].
+    #[arg(long)]
+    pub threshold: Option<f64>,
     #[command(flatten)]
     pub features: FeatureArgs,
-    /// Old spelling of --features (deprecated).
-    #[arg(long = "method", hide = true, value_parser = parse_method)]
-    pub legacy_method: Option<Method>,
 }
 
 fn load(arg: &str, literal: bool) -> anyhow::Result<String> {
@@ -53,11 +64,91 @@ fn load(arg: &str, literal: bool) -> anyhow::Result<String> {
 
 /// Runs `neardup compare`.
 pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
-    legacy_method(&mut args.features, args.legacy_method)?;
+    if !matches!(args.detector.as_str(), "auto" | "simhash") {
+        let m = parse_method(&args.detector).map_err(anyhow::Error::msg)?;
+        legacy_method(&mut args.features, Some(m))?;
+        args.detector = "simhash".into();
+    }
+    let simhash = args.detector == "simhash";
+    if simhash && args.threshold.is_some() {
+        anyhow::bail!("--threshold is the MinHash threshold of --method auto; --method simhash decides by --distance");
+    }
+    if !simhash && args.distance.is_some() {
+        anyhow::bail!("--distance is the Hamming distance of --method simhash; --method auto decides long texts by MinHash similarity (--threshold) — pass --method simhash to use --distance");
+    }
+    if let Some(t) = args.threshold {
+        if !(t > 0.0 && t < 1.0) {
+            anyhow::bail!(
+                "--threshold {t}: use a Jaccard similarity strictly between 0 and 1 (default 0.6)"
+            );
+        }
+    }
     let fp = args.features.fingerprinter()?;
     let mut out = std::io::stdout().lock();
     let ta = load(&args.a, args.text)?;
     let tb = load(&args.b, args.text)?;
+    if !simhash {
+        let mut opts = neardup::policy::PolicyOptions::default();
+        if let Some(t) = args.threshold {
+            opts.minhash.lsh.threshold = t;
+        }
+        let e =
+            neardup::policy::explain(&fp, &opts, &ta, &tb).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let (ts, tm) = e.thresholds;
+        match &e.verdict {
+            Some(v) => {
+                let how = match (v.stage, v.similarity) {
+                    (neardup::detect::Stage::Exact, _) => {
+                        "identical after normalisation".to_string()
+                    }
+                    (neardup::detect::Stage::Short, Some(s)) => {
+                        format!("edit-distance similarity {s:.3} ≥ {ts}")
+                    }
+                    (neardup::detect::Stage::Minhash, Some(s)) => {
+                        format!("Jaccard estimate {s:.3} ≥ {tm}")
+                    }
+                    (st, _) => st.to_string(),
+                };
+                writeln!(out, "near-duplicates  (stage {}: {how})", v.stage)?;
+            }
+            None => writeln!(out, "different  (no stage matched)")?,
+        }
+        writeln!(out, "A  {} path  {}", e.paths[0], label(&args.a))?;
+        writeln!(out, "B  {} path  {}", e.paths[1], label(&args.b))?;
+        writeln!(
+            out,
+            "  exact:   {}",
+            if e.exact {
+                "identical after normalisation"
+            } else {
+                "different"
+            }
+        )?;
+        match (e.short_similarity, e.same_numbers) {
+            (Some(s), Some(n)) => writeln!(
+                out,
+                "  short:   edit-distance similarity {s:.3} (threshold {ts}){}",
+                if n {
+                    ""
+                } else {
+                    "; digit runs differ, so never a match"
+                }
+            )?,
+            _ => writeln!(
+                out,
+                "  short:   — (both texts must be short, of one script)"
+            )?,
+        }
+        match e.minhash_similarity {
+            Some(s) => writeln!(out, "  minhash: Jaccard estimate {s:.3} (threshold {tm})")?,
+            None => writeln!(out, "  minhash: — (both texts must be long)")?,
+        }
+        if !args.explain {
+            return Ok(());
+        }
+        writeln!(out)?;
+    }
+    let k = args.distance.unwrap_or(3);
     let ea = fp
         .explain(&ta)
         .map_err(|e| anyhow::anyhow!("A ({}): {e}", label(&args.a)))?;
@@ -81,12 +172,12 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
         eb.method,
         label(&args.b)
     )?;
-    let verdict = if d <= args.distance {
+    let verdict = if d <= k {
         "near-duplicates"
     } else {
         "different"
     };
-    writeln!(out, "distance {d}  ({verdict} at k = {})", args.distance)?;
+    writeln!(out, "distance {d}  ({verdict} at k = {k})")?;
     if args.explain {
         let wa: HashMap<&str, u64> = ea
             .features

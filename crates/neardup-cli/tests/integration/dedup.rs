@@ -137,7 +137,7 @@ fn raw_output_field_order() {
     let s = String::from_utf8(o.stdout).unwrap();
     assert_eq!(
         s.lines().nth(3).unwrap(),
-        r#"{"id":"zh-1-copy","duplicate_of":"zh-1","cluster":0,"distance":0,"matched":"zh-1"}"#
+        r#"{"id":"zh-1-copy","duplicate_of":"zh-1","cluster":0,"distance":0,"matched":"zh-1","stage":"simhash"}"#
     );
 }
 

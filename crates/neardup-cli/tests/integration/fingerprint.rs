@@ -241,3 +241,59 @@ fn compare_prints_distance_and_explains() {
         stderr(&o)
     );
 }
+
+/// Regression: `compare` answered with simhash at k = 3 ("different") for pairs that dedup
+/// merges (README's cat/mat example); it now decides with dedup's detector and names the stage.
+#[test]
+fn compare_decides_as_dedup_and_names_the_stage() {
+    let o = run(
+        &[
+            "compare",
+            "--text",
+            "the cat sat on the mat",
+            "the cat sat on a mat",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.starts_with("near-duplicates  (stage short"), "{s}");
+    let long = "The committee met on Tuesday to discuss the budget for next year, and after a long debate the members agreed to raise the funds for the new library by ten percent. ".repeat(3);
+    let edited = long.replacen("Tuesday", "Monday", 1);
+    let o = run(&["compare", "--text", &long, &edited], None);
+    let s = stdout(&o);
+    assert!(
+        s.starts_with("near-duplicates  (stage minhash: Jaccard estimate"),
+        "{s}"
+    );
+    let o = run(&["compare", "--text", &long, &long.to_uppercase()], None);
+    assert!(
+        stdout(&o).starts_with("near-duplicates  (stage exact"),
+        "{}",
+        stdout(&o)
+    );
+    // The flags of the other detector are refused, not ignored.
+    let o = run(
+        &["compare", "--text", "a b", "a c", "--distance", "5"],
+        None,
+    );
+    assert!(
+        !o.status.success() && stderr(&o).contains("--method simhash"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        &[
+            "compare",
+            "--method",
+            "simhash",
+            "--text",
+            "a b",
+            "a c",
+            "--threshold",
+            "0.5",
+        ],
+        None,
+    );
+    assert!(!o.status.success(), "{}", stderr(&o));
+}

@@ -81,6 +81,8 @@ fn features_names_the_feature_method_in_every_command() {
     let o = run(
         &[
             "compare",
+            "--method",
+            "simhash",
             "--features",
             "chars",
             "--text",

@@ -63,8 +63,34 @@ fn removed_lists_each_removed_document_with_its_reason_and_provenance() {
 
 #[test]
 fn keep_first_marks_a_kept_document_whose_cluster_was_bridged() {
+    // The default (online) rule: C joins the cluster of its strongest match; A and B stay
+    // apart, one kept document each.
     let o = run(
         &["dedup", "-q", "--method", "short"],
+        Some(BRIDGE.as_bytes()),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(d[0]["duplicate_of"], Value::Null);
+    assert_eq!(d[1]["duplicate_of"], Value::Null);
+    assert_ne!(d[0]["cluster"], d[1]["cluster"]);
+    let kept_of_c = if d[2]["duplicate_of"] == "A" { 0 } else { 1 };
+    assert_eq!(d[2]["cluster"], d[kept_of_c]["cluster"]);
+    assert_eq!(d[2]["stage"], "short");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("shares_cluster_with"));
+    // Single linkage: C bridges A and B into one cluster holding two kept documents.
+    let o = run(
+        &[
+            "dedup",
+            "-q",
+            "--method",
+            "short",
+            "--linkage",
+            "components",
+        ],
         Some(BRIDGE.as_bytes()),
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -80,7 +106,16 @@ fn keep_first_marks_a_kept_document_whose_cluster_was_bridged() {
     assert!(d[0].get("shares_cluster_with").is_none());
     // --keep longest keeps one per cluster and never marks.
     let o = run(
-        &["dedup", "-q", "--method", "short", "--keep", "longest"],
+        &[
+            "dedup",
+            "-q",
+            "--method",
+            "short",
+            "--linkage",
+            "components",
+            "--keep",
+            "longest",
+        ],
         Some(BRIDGE.as_bytes()),
     );
     let s = String::from_utf8_lossy(&o.stdout);

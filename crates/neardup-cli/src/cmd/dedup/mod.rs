@@ -28,8 +28,8 @@ use pipeline::run_with;
 
 /// Default Hamming distance of the simhash detectors.
 const DEFAULT_DISTANCE: u32 = 3;
-/// Default Jaccard threshold of the MinHash detectors.
-const DEFAULT_THRESHOLD: f64 = 0.6;
+/// Default Jaccard threshold of the MinHash detectors (the library's, in one place).
+const DEFAULT_THRESHOLD: f64 = neardup::minhash::DEFAULT_THRESHOLD;
 
 /// Arguments of `neardup dedup`.
 #[derive(Debug, clap::Args)]
@@ -103,6 +103,13 @@ pub struct Args {
     /// Which document of a cluster is kept: first or longest.
     #[arg(long, default_value = "first", value_parser = ["first", "longest"])]
     pub keep: String,
+    /// How a near-duplicate joins a cluster. online (default): only kept documents are
+    /// indexed, a duplicate joins the cluster of its strongest match, every cluster has one
+    /// kept document — the decisions `neardup serve` takes on the same documents in the same
+    /// order. components: every document is indexed and clusters are connected components
+    /// (chains of drifting copies join; a document bridging two clusters merges them).
+    #[arg(long, default_value = "online", value_parser = ["online", "components"])]
+    pub linkage: String,
     /// Write the JSONL decisions here instead of standard output (`-`: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -146,6 +153,14 @@ impl Args {
     /// The Hamming distance in force.
     fn distance(&self) -> u32 {
         self.distance.unwrap_or(DEFAULT_DISTANCE)
+    }
+
+    /// The linkage in force.
+    fn linkage(&self) -> neardup::dedup::Linkage {
+        match self.linkage.as_str() {
+            "components" => neardup::dedup::Linkage::Components,
+            _ => neardup::dedup::Linkage::Kept,
+        }
     }
 
     /// The Jaccard threshold in force.

@@ -96,7 +96,7 @@ pub fn run_with<D: Detector>(
     let pb = progress(reader.total_bytes, args.quiet);
     let mut bad = BadPolicy::new(args.skip_bad);
     let sketcher = make()?;
-    let mut dd = Deduper::new(make()?);
+    let mut dd = Deduper::with_linkage(make()?, args.linkage());
     let mut records = Records::default();
     let mut total_bytes = 0u64;
     let (mut batch, mut bytes) = reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)?;

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use neardup::dedup::{Clustering, Keep, Outcome};
+use neardup::detect::Stage;
 use serde_json::Value;
 
 use crate::input::{Doc, DocKind, InputArgs};
@@ -91,6 +92,9 @@ pub fn decision(
     if let Some(s) = o.similarity {
         write!(out, ",\"similarity\":{}", Value::from(s))?;
     }
+    if let Some(st) = o.stage {
+        write!(out, ",\"stage\":\"{st}\"")?;
+    }
     if o.empty {
         out.write_all(b",\"skipped\":\"empty\"")?;
     }
@@ -120,10 +124,16 @@ pub fn removed(
     let matched = records.id(o.matched);
     let kept = records.id(o.duplicate_of);
     let (m, k) = (plain(&matched), plain(&kept));
-    let mut reason = match (o.distance, o.similarity) {
-        (Some(d), _) => format!("simhash Hamming distance {d} to {m}"),
-        (None, Some(s)) => format!("similarity {s:.3} to {m}"),
-        (None, None) => format!("near-duplicate of {m}"),
+    let mut reason = match (o.stage, o.distance, o.similarity) {
+        (Some(Stage::Exact), _, _) => format!("identical to {m} after normalisation"),
+        (Some(Stage::Short), _, Some(s)) => {
+            format!("short text, edit-distance similarity {s:.3} to {m}")
+        }
+        (Some(Stage::Minhash), _, Some(s)) => format!("MinHash Jaccard estimate {s:.3} to {m}"),
+        (Some(Stage::Imatch), _, _) => format!("same I-Match digest as {m}"),
+        (_, Some(d), _) => format!("simhash Hamming distance {d} to {m}"),
+        (_, None, Some(s)) => format!("similarity {s:.3} to {m}"),
+        (_, None, None) => format!("near-duplicate of {m}"),
     };
     if o.matched != o.duplicate_of {
         reason.push_str(&match keep {
@@ -143,6 +153,9 @@ pub fn removed(
     }
     if let Some(s) = o.similarity {
         write!(out, ",\"similarity\":{}", Value::from(s))?;
+    }
+    if let Some(st) = o.stage {
+        write!(out, ",\"stage\":\"{st}\"")?;
     }
     write!(out, ",\"reason\":{}", Value::from(reason))?;
     if provenance {
