@@ -6,6 +6,7 @@ mod flags;
 mod index;
 mod inputs;
 mod provenance;
+mod readme;
 mod safety;
 mod serve;
 mod util;
