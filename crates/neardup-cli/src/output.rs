@@ -190,7 +190,10 @@ pub fn open_all(outputs: &[Option<Wanted<'_>>]) -> anyhow::Result<Vec<Option<Sin
                 Box::new(io::stdout()) as Box<dyn Write + Send>,
             )),
             Some((Some(f), existed)) => {
-                if existed {
+                // Only a regular file has a length to cut (/dev/null, a FIFO or a terminal
+                // has none).
+                let regular = f.metadata().is_ok_and(|m| m.file_type().is_file());
+                if existed && regular {
                     f.set_len(0).map_err(|e| {
                         let flag = o.map_or("output", |o| o.flag);
                         anyhow::anyhow!("{flag}: cannot truncate: {e}")

@@ -205,3 +205,14 @@ fn broken_pipe_on_stdout_exits_quietly_with_zero() {
         assert!(o.stderr.is_empty(), "{args:?}: {}", err(&o));
     }
 }
+
+/// Regression: `-o /dev/null` failed with "cannot truncate: Invalid argument" (a device has no
+/// length to cut).
+#[test]
+fn output_to_a_device_is_written_not_truncated() {
+    let o = crate::util::run(
+        &["dedup", "-q", "-o", "/dev/null"],
+        Some(b"{\"id\":\"a\",\"text\":\"the cat sat on the mat\"}\n"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -47,22 +47,23 @@ an id get their 1-based line number (FILE:LINE when several files are read).
 
 Output (one JSON line per input document, in input order):
   {\"id\": …, \"duplicate_of\": <kept id>|null, \"cluster\": <number of the cluster's first document>,
-   \"distance\": <Hamming distance to the closest earlier near-duplicate>|null,
-   \"matched\": <id of that closest earlier document>|null}
-  Set and text detectors add \"similarity\" (to \"matched\"). Empty documents (nothing left after
-  normalisation) add \"skipped\": \"empty\"; they are kept and form their own cluster.
-  --provenance adds \"file\" and \"line\" (1-based; null for whole files) to every line.
+   \"distance\": <Hamming distance to the strongest earlier match>|null,
+   \"matched\": <id of that match>|null, \"similarity\": …, \"stage\": exact|short|minhash|simhash|imatch}
+  Empty documents (nothing left after normalisation) add \"skipped\": \"empty\"; they are kept
+  and form their own cluster. --provenance adds \"file\" and \"line\" (1-based; null for whole
+  files) to every line.
 
-Clusters are the connected components of the near-duplicate graph (every document is indexed,
-duplicates included; union-find), numbered by their first document 0-based. --keep first decides
-on arrival: a document is kept when nothing earlier is near it, else it points at the first
-document of the cluster it joins. So a cluster can hold two kept documents: A and B are kept
-because they are not near each other, then C is near both and joins the two clusters into one.
-Such a later kept document carries \"shares_cluster_with\": <id of the cluster's first kept
-document>; --keep longest has exactly one kept document per cluster. --keep longest waits for
-the whole input, then keeps the longest document of every cluster (characters; ties → earliest)
-and points the others at it; with --kept it reads the input files a second time (not possible
-from standard input).
+Clusters (--linkage online, the default) are the decisions `neardup serve` takes on the same
+documents in the same order: only kept documents are indexed; a document near one of them is a
+duplicate of the strongest match (smallest distance, then highest similarity, then earliest) and
+joins its cluster, else it is kept and starts one — exactly one kept document per cluster.
+--linkage components indexes every document and makes clusters the connected components of the
+near-duplicate graph (union-find): chains of drifting copies join, and a document near two
+clusters merges them, so a cluster can hold two documents kept on arrival; the later one carries
+\"shares_cluster_with\": <id of the cluster's first kept document>. Clusters are numbered by
+their first document, 0-based. --keep longest waits for the whole input, then keeps the longest
+document of every cluster (characters; ties → earliest) and points the others at it; with
+--kept it reads the input files a second time (not possible from standard input).
 --kept writes the kept documents unchanged (the original line for jsonl and lines input, from
 files and standard input alike; whole files as {\"id\",\"text\"} lines).
 --removed writes one JSON line per removed document: id, duplicate_of, matched, distance or
@@ -88,7 +89,8 @@ pub struct Args {
     )]
     pub detector: String,
     /// Do not veto matches that rest only on lines repeated across many documents (a shared
-    /// page template inside the text); see README "Quality".
+    /// page template inside the text); the online service decides without it
+    /// (docs/quality.md).
     #[arg(long)]
     pub no_template: bool,
     /// --method simhash: near-duplicates are within this Hamming distance (inclusive), 0 to 63
@@ -96,7 +98,7 @@ pub struct Args {
     #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=63))]
     pub distance: Option<u32>,
     /// --method minhash and auto (long texts): Jaccard threshold of near-duplicates, strictly
-    /// between 0 and 1 [default: 0.6, measured best on the planted sets, README "Quality"].
+    /// between 0 and 1 [default: 0.6, docs/quality.md].
     /// Refused with detectors that do not use it.
     #[arg(long, value_parser = parse_threshold)]
     pub threshold: Option<f64>,
