@@ -15,7 +15,6 @@ use axum::{Json, Router};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use neardup::engine::{Content, Decision, Doc, Outcome, QueryResult, MAX_ID_BYTES};
 use neardup::fingerprint::{parse_hex, to_hex};
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
@@ -69,20 +68,6 @@ struct DocBody {
     timestamp: Option<f64>,
 }
 
-/// The body of `POST /v1/query`: `id` and `timestamp` are ignored, whatever they are.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct QueryBody {
-    #[serde(default, rename = "id")]
-    _id: Option<IgnoredAny>,
-    #[serde(default, deserialize_with = "present")]
-    text: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    fingerprint: Option<String>,
-    #[serde(default, rename = "timestamp")]
-    _timestamp: Option<IgnoredAny>,
-}
-
 /// A field that may be absent but, when present, must hold a `T` (`null` is refused, as the
 /// schema says: `"text": null` is not a text).
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
@@ -128,33 +113,50 @@ fn to_content(text: Option<String>, fingerprint: Option<String>) -> Result<Conte
 fn to_doc(b: DocBody) -> Result<Doc, ApiError> {
     let id = match b.id {
         None => return Err(ApiError::unprocessable("missing field `id`")),
-        Some(v) => serde_json::from_value::<IdValue>(v)
-            .map_err(|_| ApiError::unprocessable("`id` must be a string or an integer"))?
-            .into_string(),
+        Some(v) => to_id(v)?,
     };
+    let content = to_content(b.text, b.fingerprint)?;
+    let timestamp_ms = to_timestamp_ms(b.timestamp)?;
+    Ok(Doc {
+        id,
+        content,
+        timestamp_ms,
+    })
+}
+
+/// Validates a query body; its `id` and `timestamp`, if any, are checked like a document's
+/// (as the spec says) but not used.
+fn to_query(b: DocBody) -> Result<Content, ApiError> {
+    if let Some(v) = b.id {
+        to_id(v)?;
+    }
+    to_timestamp_ms(b.timestamp)?;
+    to_content(b.text, b.fingerprint)
+}
+
+fn to_id(v: Value) -> Result<String, ApiError> {
+    let id = serde_json::from_value::<IdValue>(v)
+        .map_err(|_| ApiError::unprocessable("`id` must be a string or an integer"))?
+        .into_string();
     if id.is_empty() || id.len() > MAX_ID_BYTES {
         return Err(ApiError::unprocessable(format!(
             "`id` must be 1 to {MAX_ID_BYTES} bytes long (UTF-8), got {}",
             id.len()
         )));
     }
-    let content = to_content(b.text, b.fingerprint)?;
-    let timestamp_ms = match b.timestamp {
-        None => None,
+    Ok(id)
+}
+
+fn to_timestamp_ms(t: Option<f64>) -> Result<Option<i64>, ApiError> {
+    match t {
+        None => Ok(None),
         Some(t) if t.is_finite() && t.abs() <= MAX_TIMESTAMP_SECS => {
-            Some((t * 1000.0).round() as i64)
+            Ok(Some((t * 1000.0).round() as i64))
         }
-        Some(t) => {
-            return Err(ApiError::unprocessable(format!(
-                "`timestamp` must be Unix seconds (a finite number, |t| <= 1e11), got {t}"
-            )))
-        }
-    };
-    Ok(Doc {
-        id,
-        content,
-        timestamp_ms,
-    })
+        Some(t) => Err(ApiError::unprocessable(format!(
+            "`timestamp` must be Unix seconds (a finite number, |t| <= 1e11), got {t}"
+        ))),
+    }
 }
 
 /// The answer to one submitted document, serialised directly (no intermediate JSON tree);
@@ -287,8 +289,7 @@ async fn post_query(
     State(st): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let q: QueryBody = parse_json(&body?)?;
-    let content = to_content(q.text, q.fingerprint)?;
+    let content = to_query(parse_json(&body?)?)?;
     let r = st
         .backend
         .query(vec![content])

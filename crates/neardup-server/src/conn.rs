@@ -2,18 +2,20 @@
 //! shutdown.
 //!
 //! - At most `max_connections` connections are served normally.
-//! - Beyond that, up to [`RESERVE`] more are served in *reserve*: one request each, with a
-//!   short header deadline; `/healthz` is answered as usual, anything else `503 overloaded`.
-//!   So a crowd of idle or slow clients cannot make the health check time out.
-//! - Beyond that, a connection gets a canned `503 overloaded` JSON answer without its request
-//!   being read, and is closed within [`REFUSE_LINGER`] (up to [`REFUSING`] at a time, so the
-//!   client can read the answer; past that it is closed at once): descriptors are not held for
-//!   excess connections.
-//! - Every connection must deliver a complete request header within `header_timeout` of
-//!   opening or of the previous answer (hyper's header read timeout): slow ("trickling")
+//! - Beyond that, a connection is *triaged*: it waits (holding no slot) for its first bytes,
+//!   at most [`TRIAGE_TIMEOUT`]. At most [`TRIAGE`] connections wait at once; when another
+//!   arrives, the one that has waited longest is closed. A client that sends its request at
+//!   once therefore always gets looked at, however many silent connections pile up: a health
+//!   check (`GET /healthz`) is answered as usual (up to [`RESERVE`] at a time), any other
+//!   request gets `503 overloaded` (JSON, `Retry-After: 1`) and the connection is closed.
+//! - Every served connection must deliver a complete request header within `header_timeout`
+//!   of opening or of the previous answer (hyper's header read timeout): slow ("trickling")
 //!   headers and idle keep-alive connections are closed. The body deadline is per request
 //!   (see `body.rs`).
+//!
+//! Descriptors held: at most `max_connections` + [`TRIAGE`] + [`RESERVE`] + [`REFUSING`].
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,17 +28,24 @@ use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
 use crate::bare_errors::JsonErrors;
 use crate::error::{error_body, ApiError};
 
-/// Connections served in reserve beyond `max_connections` (health checks under overload).
-pub(crate) const RESERVE: usize = 32;
+/// Excess connections waiting for their first bytes at once (the oldest is closed first).
+const TRIAGE: usize = 256;
 
-/// Header deadline of a reserve connection (at most; the configured one if shorter).
-const RESERVE_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long an excess connection may wait for its first bytes.
+const TRIAGE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Health checks answered at once beyond `max_connections`.
+const RESERVE: usize = 32;
+
+/// Header deadline of a health check answered in reserve (at most; the configured one if
+/// shorter).
+const RESERVE_HEADER_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Excess connections being refused at once (each lingers to let its answer be read).
 const REFUSING: usize = 256;
@@ -69,6 +78,8 @@ pub(crate) async fn run(
     let reserve = Arc::new(Semaphore::new(RESERVE));
     let refusing = Arc::new(Semaphore::new(REFUSING));
     let (closing_tx, closing) = watch::channel(false);
+    // Eviction handles of the triaged connections, oldest first.
+    let mut waiting: VecDeque<oneshot::Sender<()>> = VecDeque::new();
     tokio::pin!(shutdown);
     loop {
         let tcp = tokio::select! {
@@ -86,15 +97,30 @@ pub(crate) async fn run(
         };
         let _ = tcp.set_nodelay(true);
         if let Ok(permit) = Arc::clone(&regular).try_acquire_owned() {
-            spawn(tcp, app.clone(), permit, limits.header_timeout, false, closing.clone());
-        } else if let Ok(permit) = Arc::clone(&reserve).try_acquire_owned() {
-            let t = limits.header_timeout.min(RESERVE_HEADER_TIMEOUT);
-            spawn(tcp, app.clone(), permit, t, true, closing.clone());
-        } else if let Ok(permit) = Arc::clone(&refusing).try_acquire_owned() {
-            tokio::spawn(refuse(tcp, permit));
-        } else {
-            drop(tcp);
+            let (app, closing) = (app.clone(), closing.clone());
+            let t = limits.header_timeout;
+            tokio::spawn(serve_one(tcp, app, permit, t, false, closing));
+            continue;
         }
+        waiting.retain(|w| !w.is_closed());
+        if waiting.len() >= TRIAGE {
+            if let Some(oldest) = waiting.pop_front() {
+                let _ = oldest.send(());
+            }
+        }
+        let (evict, evicted) = oneshot::channel();
+        waiting.push_back(evict);
+        tokio::spawn(triage(
+            tcp,
+            evicted,
+            Excess {
+                app: app.clone(),
+                reserve: Arc::clone(&reserve),
+                refusing: Arc::clone(&refusing),
+                header_timeout: limits.header_timeout.min(RESERVE_HEADER_TIMEOUT),
+                closing: closing.clone(),
+            },
+        ));
     }
     drop(listener);
     let _ = closing_tx.send(true);
@@ -113,6 +139,57 @@ pub(crate) async fn run(
 
 fn permits(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// What a triaged connection may use.
+struct Excess {
+    app: Router,
+    reserve: Arc<Semaphore>,
+    refusing: Arc<Semaphore>,
+    header_timeout: Duration,
+    closing: watch::Receiver<bool>,
+}
+
+/// An excess connection: answers a health check, refuses anything else, closes a silent one.
+async fn triage(tcp: TcpStream, mut evicted: oneshot::Receiver<()>, x: Excess) {
+    let health = tokio::select! {
+        _ = &mut evicted => return,
+        r = tokio::time::timeout(TRIAGE_TIMEOUT, is_health_check(&tcp)) => match r {
+            Ok(Some(h)) => h,
+            _ => return,
+        },
+    };
+    drop(evicted);
+    if health {
+        if let Ok(permit) = x.reserve.try_acquire_owned() {
+            serve_one(tcp, x.app, permit, x.header_timeout, true, x.closing).await;
+            return;
+        }
+    }
+    if let Ok(permit) = x.refusing.try_acquire_owned() {
+        refuse(tcp, permit).await;
+    }
+}
+
+/// Waits for the first bytes: whether they are `GET /healthz` (`None`: closed first).
+async fn is_health_check(tcp: &TcpStream) -> Option<bool> {
+    const PREFIX: &[u8] = b"GET /healthz";
+    let mut buf = [0u8; 16];
+    loop {
+        let n = tcp.peek(&mut buf).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        let k = n.min(PREFIX.len());
+        if buf[..k] != PREFIX[..k] {
+            return Some(false);
+        }
+        if n > PREFIX.len() {
+            return Some(matches!(buf[PREFIX.len()], b' ' | b'?'));
+        }
+        // A prefix so far: peek returns at once until more arrives.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 /// Writes a canned 503 without reading the request, and closes the connection.
@@ -138,8 +215,9 @@ async fn refuse(mut tcp: TcpStream, _permit: OwnedSemaphorePermit) {
     .await;
 }
 
-/// Serves one connection on its own task, holding `permit` until it is closed.
-fn spawn(
+/// Serves one connection, holding `permit` until it is closed; `in_reserve`: health checks
+/// only, one request.
+async fn serve_one(
     tcp: TcpStream,
     app: Router,
     permit: OwnedSemaphorePermit,
@@ -147,36 +225,34 @@ fn spawn(
     in_reserve: bool,
     mut closing: watch::Receiver<bool>,
 ) {
-    tokio::spawn(async move {
-        let _permit = permit;
-        let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-            let app = app.clone();
-            async move {
-                if in_reserve && req.uri().path() != "/healthz" {
-                    return Ok::<Response, Infallible>(overloaded());
-                }
-                app.oneshot(req.map(Body::new)).await
+    let _permit = permit;
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let app = app.clone();
+        async move {
+            if in_reserve && req.uri().path() != "/healthz" {
+                return Ok::<Response, Infallible>(overloaded());
             }
-        });
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(header_timeout)
-            .keep_alive(!in_reserve);
-        let conn = builder.serve_connection(TokioIo::new(JsonErrors::new(tcp)), service);
-        tokio::pin!(conn);
-        tokio::select! {
-            r = conn.as_mut() => {
-                if let Err(e) = r {
-                    tracing::debug!("connection ended: {e}");
-                }
-            }
-            () = async { let _ = closing.wait_for(|c| *c).await; } => {
-                conn.as_mut().graceful_shutdown();
-                let _ = conn.await;
-            }
+            app.oneshot(req.map(Body::new)).await
         }
     });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(!in_reserve);
+    let conn = builder.serve_connection(TokioIo::new(JsonErrors::new(tcp)), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        r = conn.as_mut() => {
+            if let Err(e) = r {
+                tracing::debug!("connection ended: {e}");
+            }
+        }
+        () = async { let _ = closing.wait_for(|c| *c).await; } => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
 }
 
 fn overloaded() -> Response {

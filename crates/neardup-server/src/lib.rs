@@ -14,8 +14,8 @@
 //!   `/openapi.yaml`, Prometheus metrics.
 //! - [`serve`]: runs the router on a listener until a shutdown future resolves (e.g.
 //!   [`shutdown_signal`]: SIGTERM or SIGINT), then finishes in-flight requests and shuts the
-//!   backend down (sync + snapshot). It bounds connections (`max_connections`, plus a small
-//!   reserve that keeps `/healthz` answering) and closes those that do not deliver a request
+//!   backend down (sync + snapshot). It bounds connections (`max_connections`; beyond it
+//!   health checks are still answered and other requests refused at once) and closes those that do not deliver a request
 //!   header within `header_timeout` (slow headers, idle keep-alive).
 //! - [`client`]: a minimal HTTP/1.1 keep-alive client for tests and the load generator.
 //!
@@ -82,8 +82,9 @@ pub struct ServerConfig {
     pub body_limit: usize,
     /// Most documents in one `POST /v1/documents/batch` (default 10 000).
     pub max_batch: usize,
-    /// Most connections served at once (default 1024); a few more are served in reserve
-    /// for `/healthz` only, beyond that connections get a `503` and are closed.
+    /// Most connections served at once (default 1024). Beyond it, a connection that sends
+    /// `GET /healthz` at once is still answered; any other request gets `503 overloaded` and
+    /// the connection is closed; silent ones are closed after a second at most.
     pub max_connections: usize,
     /// Time a connection has to deliver a complete request header, from when it opens or
     /// from its previous answer (default 10 s): bounds slow headers and idle keep-alive.

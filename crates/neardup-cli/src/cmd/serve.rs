@@ -88,8 +88,8 @@ pub struct Args {
     /// Most documents per batch request [default: 10000].
     #[arg(long, env = "NEARDUP_MAX_BATCH")]
     pub max_batch: Option<usize>,
-    /// Most connections served at once; 32 more are kept for /healthz, beyond that a
-    /// connection gets 503 and is closed. Keep it below the descriptor limit (ulimit -n)
+    /// Most connections served at once. Beyond it GET /healthz is still answered, other
+    /// requests get 503 at once. Needs about this many + 600 descriptors (ulimit -n)
     /// [default: 1024].
     #[arg(long, env = "NEARDUP_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
