@@ -59,6 +59,7 @@ impl IdValue {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DocBody {
+    #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     text: Option<String>,
@@ -91,8 +92,8 @@ fn to_content(text: Option<String>, fingerprint: Option<String>) -> Result<Conte
                 .strip_prefix("0x")
                 .or_else(|| f.strip_prefix("0X"))
                 .unwrap_or(&f);
-            let ok = (1..=16).contains(&digits.len())
-                && digits.bytes().all(|b| b.is_ascii_hexdigit());
+            let ok =
+                (1..=16).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_hexdigit());
             ok.then(|| parse_hex(&f).ok())
                 .flatten()
                 .map(Content::Fingerprint)
@@ -442,10 +443,7 @@ async fn admit(st: &AppState, route: &str, req: Request) -> Result<Request, Resp
         .into_response());
     }
     let takes_json = req.method() == Method::POST
-        && matches!(
-            route,
-            "/v1/documents" | "/v1/documents/batch" | "/v1/query"
-        );
+        && matches!(route, "/v1/documents" | "/v1/documents/batch" | "/v1/query");
     if takes_json {
         require_json(&req).map_err(IntoResponse::into_response)?;
     }

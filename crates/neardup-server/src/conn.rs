@@ -129,7 +129,10 @@ pub(crate) async fn run(
         let _r = regular.acquire_many(permits(limits.max_connections)).await;
         let _s = reserve.acquire_many(permits(RESERVE)).await;
     };
-    if tokio::time::timeout(SHUTDOWN_GRACE, all_done).await.is_err() {
+    if tokio::time::timeout(SHUTDOWN_GRACE, all_done)
+        .await
+        .is_err()
+    {
         tracing::warn!(
             "connections still open {} s after shutdown began; closing them",
             SHUTDOWN_GRACE.as_secs()
@@ -256,8 +259,8 @@ async fn serve_one(
 }
 
 fn overloaded() -> Response {
-    let mut r = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "overloaded", OVERLOADED)
-        .into_response();
+    let mut r =
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "overloaded", OVERLOADED).into_response();
     r.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     r

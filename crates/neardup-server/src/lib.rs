@@ -9,9 +9,9 @@
 //!   `POST /v1/documents/batch`, `POST /v1/query`, `GET`/`DELETE /v1/documents/{id}`,
 //!   `GET /v1/stats`, `GET /healthz`, `GET /metrics`, and the spec itself at
 //!   `GET /openapi.yaml`), JSON errors `{"error": {"code", "message"}}` for every status
-//!   >= 400, `Content-Type: application/json` required on POST, a body size limit and body
-//!   deadline, optional bearer-token authentication on every route but `/healthz` and
-//!   `/openapi.yaml`, Prometheus metrics.
+//!   of 400 or more, `Content-Type: application/json` required on POST, a body size limit
+//!   and body deadline, optional bearer-token authentication on every route but `/healthz`
+//!   and `/openapi.yaml`, Prometheus metrics.
 //! - [`serve`]: runs the router on a listener until a shutdown future resolves (e.g.
 //!   [`shutdown_signal`]: SIGTERM or SIGINT), then finishes in-flight requests and shuts the
 //!   backend down (sync + snapshot). It bounds connections (`max_connections`; beyond it

@@ -71,7 +71,10 @@ const JSON: (&str, &str) = ("content-type", "application/json");
 /// Asserts the documented error shape and returns the code.
 fn error_code(status: StatusCode, ct: &str, v: &Value) -> String {
     assert!(status.as_u16() >= 400, "{status} {v}");
-    assert!(ct.starts_with("application/json"), "{status}: content type {ct:?}");
+    assert!(
+        ct.starts_with("application/json"),
+        "{status}: content type {ct:?}"
+    );
     let msg = v["error"]["message"].as_str().unwrap_or("");
     assert!(!msg.is_empty(), "{status}: no error message in {v}");
     v["error"]["code"].as_str().unwrap_or("").to_owned()
@@ -204,11 +207,30 @@ async fn schema_mismatches_found_by_schemathesis() {
         assert_eq!(s, StatusCode::OK, "{body}: {v}");
     }
     for (body, want) in [
-        (r#"{"id":[1],"fingerprint":"ff"}"#, StatusCode::UNPROCESSABLE_ENTITY),
-        (r#"{"id":"","fingerprint":"ff"}"#, StatusCode::UNPROCESSABLE_ENTITY),
-        (r#"{"timestamp":1e300,"fingerprint":"ff"}"#, StatusCode::UNPROCESSABLE_ENTITY),
-        (r#"{"timestamp":"yesterday","fingerprint":"ff"}"#, StatusCode::BAD_REQUEST),
-        (r#"{"text":null,"fingerprint":"ff"}"#, StatusCode::BAD_REQUEST),
+        (
+            r#"{"id":[1],"fingerprint":"ff"}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            r#"{"id":null,"fingerprint":"ff"}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            r#"{"id":"","fingerprint":"ff"}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            r#"{"timestamp":1e300,"fingerprint":"ff"}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            r#"{"timestamp":"yesterday","fingerprint":"ff"}"#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"text":null,"fingerprint":"ff"}"#,
+            StatusCode::BAD_REQUEST,
+        ),
     ] {
         let (s, ct, v) = call(&app, "POST", "/v1/query", &[JSON], body).await;
         assert_eq!(s, want, "{body}");
@@ -418,7 +440,11 @@ async fn read_answer(s: &mut TcpStream) -> (u16, String, String) {
             }
         }
         let n = s.read(&mut chunk).await.unwrap_or(0);
-        assert!(n > 0, "closed without an answer: {:?}", String::from_utf8_lossy(&buf));
+        assert!(
+            n > 0,
+            "closed without an answer: {:?}",
+            String::from_utf8_lossy(&buf)
+        );
         buf.extend_from_slice(&chunk[..n]);
     }
 }
@@ -432,7 +458,10 @@ fn raw_error_code(status: u16, head: &str, body: &str) -> String {
         "{head}"
     );
     let v: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("not JSON: {body:?}"));
-    assert!(!v["error"]["message"].as_str().unwrap_or("").is_empty(), "{v}");
+    assert!(
+        !v["error"]["message"].as_str().unwrap_or("").is_empty(),
+        "{v}"
+    );
     v["error"]["code"].as_str().unwrap().to_owned()
 }
 
@@ -464,10 +493,15 @@ async fn healthz(addr: SocketAddr) -> (u16, String) {
 #[tokio::test]
 async fn hyper_own_errors_had_no_body() {
     let r = start(ServerConfig::default()).await;
-    let long_uri = format!("GET /v1/documents/{} HTTP/1.1\r\nhost: x\r\n\r\n", "a".repeat(70_000));
+    let long_uri = format!(
+        "GET /v1/documents/{} HTTP/1.1\r\nhost: x\r\n\r\n",
+        "a".repeat(70_000)
+    );
     let many_headers = format!(
         "GET /healthz HTTP/1.1\r\nhost: x\r\n{}\r\n",
-        (0..200).map(|i| format!("x-h{i}: v\r\n")).collect::<String>()
+        (0..200)
+            .map(|i| format!("x-h{i}: v\r\n"))
+            .collect::<String>()
     );
     let cases: [(&[u8], u16, &str); 3] = [
         (b"NOT HTTP AT ALL\r\n\r\n", 400, "bad_request"),
@@ -538,7 +572,10 @@ async fn idle_and_trickling_connections_stayed_open() {
         closed_by_server(&mut trickle).await
     });
     assert!(closed_by_server(&mut idle).await, "idle connection kept");
-    assert!(closed_by_server(&mut kept).await, "keep-alive connection kept");
+    assert!(
+        closed_by_server(&mut kept).await,
+        "keep-alive connection kept"
+    );
     assert!(trickled.await.unwrap(), "trickling connection kept");
     r.finish().await;
 }
@@ -560,11 +597,7 @@ async fn idle_connections_made_healthz_time_out() {
     // /healthz still answers, in reserve; other routes are told to come back.
     assert_eq!(healthz(r.addr).await.0, 200);
     let mut s = TcpStream::connect(r.addr).await.unwrap();
-    let (status, head, body) = exchange(
-        &mut s,
-        b"GET /v1/stats HTTP/1.1\r\nhost: x\r\n\r\n",
-    )
-    .await;
+    let (status, head, body) = exchange(&mut s, b"GET /v1/stats HTTP/1.1\r\nhost: x\r\n\r\n").await;
     assert_eq!(status, 503);
     assert_eq!(raw_error_code(status, &head, &body), "overloaded");
     // Many more idle connections (bounded: 300, more than wait in triage at once): the
@@ -575,11 +608,7 @@ async fn idle_connections_made_healthz_time_out() {
     }
     assert_eq!(healthz(r.addr).await.0, 200);
     let mut s = TcpStream::connect(r.addr).await.unwrap();
-    let (status, head, body) = exchange(
-        &mut s,
-        b"GET /v1/stats HTTP/1.1\r\nhost: x\r\n\r\n",
-    )
-    .await;
+    let (status, head, body) = exchange(&mut s, b"GET /v1/stats HTTP/1.1\r\nhost: x\r\n\r\n").await;
     assert_eq!(raw_error_code(status, &head, &body), "overloaded");
     // Freed regular slots serve everything again.
     drop(held);

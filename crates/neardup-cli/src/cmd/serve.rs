@@ -442,7 +442,9 @@ mod tests {
         };
         let note = super::failed_shutdown_note(&e, &s);
         assert!(
-            note.contains("disk full") && note.contains("data is intact") && note.contains("status 2"),
+            note.contains("disk full")
+                && note.contains("data is intact")
+                && note.contains("status 2"),
             "{note}"
         );
         let s = super::LogPosition {

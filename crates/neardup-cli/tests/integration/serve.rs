@@ -228,7 +228,10 @@ fn serve_refuses_empty_token_warns_without_one_and_lists_routes() {
     assert!(b.starts_with("openapi: 3"), "{b}");
     assert!(stop(Server { child, addr }).success());
     // The help names the routes and shows examples.
-    let out = Command::new(bin()).args(["serve", "--help"]).output().unwrap();
+    let out = Command::new(bin())
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for want in [
         "POST   /v1/documents",
