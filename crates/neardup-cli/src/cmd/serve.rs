@@ -89,8 +89,8 @@ pub struct Args {
     #[arg(long, env = "NEARDUP_MAX_BATCH")]
     pub max_batch: Option<usize>,
     /// Most connections served at once. Beyond it GET /healthz is still answered, other
-    /// requests get 503 at once. Needs about this many + 600 descriptors (ulimit -n)
-    /// [default: 1024].
+    /// requests get 503 at once. Needs about this many + 640 descriptors (ulimit -n)
+    /// [default: 1024, less if ulimit -n is below 1664].
     #[arg(long, env = "NEARDUP_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
     /// Time a connection has to send a complete request header, from when it opens or from
@@ -242,10 +242,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .max_batch
             .or(file.max_batch)
             .unwrap_or(server_defaults.max_batch),
-        max_connections: args
-            .max_connections
-            .or(file.max_connections)
-            .unwrap_or(server_defaults.max_connections),
+        max_connections: match args.max_connections.or(file.max_connections) {
+            Some(n) => {
+                if let Some(limit) = open_files_limit().filter(|&l| n + SPARE_FDS > l) {
+                    eprintln!(
+                        "neardup serve: warning: --max-connections {n} needs about {} descriptors \
+                         but the limit (ulimit -n) is {limit}: raise it or lower \
+                         --max-connections, or connections fail once it is reached",
+                        n + SPARE_FDS
+                    );
+                }
+                n
+            }
+            // The default fits the descriptor limit.
+            None => open_files_limit().map_or(server_defaults.max_connections, |l| {
+                server_defaults
+                    .max_connections
+                    .min(l.saturating_sub(SPARE_FDS))
+                    .max(16)
+            }),
+        },
         header_timeout: args
             .header_timeout
             .or(file_duration(file.header_timeout, "header_timeout")?)
@@ -344,6 +360,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })
 }
 
+/// Descriptors needed beside the served connections: health checks and refusals beyond the
+/// limit (~550), the data directory, the runtime.
+const SPARE_FDS: usize = 640;
+
+/// The soft limit on open files (Linux: /proc/self/limits), if known.
+fn open_files_limit() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// Refuses tokens that would disable authentication or could never be presented.
 fn check_token(t: &str) -> anyhow::Result<()> {
     if t.is_empty() {
@@ -418,6 +449,12 @@ mod tests {
         assert!(parse_duration("2w").is_err());
         assert!(parse_duration("d").is_err());
         assert!(parse_duration("99999999999999999999d").is_err());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn descriptor_limit_is_read() {
+        assert!(super::open_files_limit().is_some_and(|l| l > 0));
     }
 
     #[test]
