@@ -274,9 +274,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     server_cfg.validate().map_err(|m| {
         anyhow::anyhow!("{m} (--max-connections, --header-timeout, --body-timeout)")
     })?;
-    if server_cfg.token.is_none() {
-        eprintln!("{}", no_token_warning(addr));
-    }
     let fingerprinter = args.features.fingerprinter()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -335,6 +332,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
+        if server_cfg.token.is_none() {
+            eprintln!("{}", no_token_warning(local));
+        }
         eprintln!("neardup serve: listening on http://{local} ({origin})");
         if let Err(e) = serve(listener, backend, server_cfg, shutdown_signal()).await {
             match &opened {
