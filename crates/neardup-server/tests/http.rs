@@ -632,7 +632,9 @@ fn dropped_backend_released_the_data_dir_late() {
         ));
         let doc = neardup::engine::Doc {
             id: format!("d{i}"),
-            content: neardup::engine::Content::Fingerprint(i),
+            content: neardup::engine::Content::Text(format!(
+                "document {i} of the reopening test, with a few words of its own"
+            )),
             timestamp_ms: None,
         };
         let r = rt.block_on(backend.check_and_insert(vec![doc]));
