@@ -1,12 +1,13 @@
-//! Routes, request/response bodies, errors, authentication and metrics.
+//! Routes, request/response bodies and metrics; errors are in `error.rs`, authentication in
+//! `auth.rs`, body rules in `body.rs`.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -14,81 +15,26 @@ use axum::{Json, Router};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use neardup::engine::{Content, Decision, Doc, Outcome, QueryResult, MAX_ID_BYTES};
 use neardup::fingerprint::{parse_hex, to_hex};
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
+use crate::auth::TokenCheck;
 use crate::backend::{Backend, BackendError};
+use crate::body::{read_body, require_json};
+use crate::error::{method_not_allowed, no_route, ApiError};
 use crate::ServerConfig;
+
+/// The API description served at `GET /openapi.yaml` (OpenAPI 3.0).
+pub const OPENAPI_YAML: &str = include_str!("../openapi.yaml");
 
 #[derive(Clone)]
 struct AppState {
     backend: Arc<dyn Backend>,
-    token: Option<Arc<str>>,
+    token: Option<Arc<TokenCheck>>,
     max_batch: usize,
+    body_limit: usize,
+    body_timeout: Duration,
     metrics: PrometheusHandle,
-}
-
-/// An HTTP error with a JSON body `{"error": {"code", "message"}}`.
-#[derive(Debug)]
-pub(crate) struct ApiError {
-    status: StatusCode,
-    code: &'static str,
-    message: String,
-}
-
-impl ApiError {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            code,
-            message: message.into(),
-        }
-    }
-    fn unprocessable(message: impl Into<String>) -> Self {
-        Self::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_document",
-            message,
-        )
-    }
-}
-
-impl From<BackendError> for ApiError {
-    fn from(e: BackendError) -> Self {
-        match e {
-            BackendError::BadInput(m) => ApiError::unprocessable(m),
-            BackendError::Unavailable(m) => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", m)
-            }
-            BackendError::Internal(m) => {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", m)
-            }
-        }
-    }
-}
-
-impl From<BytesRejection> for ApiError {
-    fn from(r: BytesRejection) -> Self {
-        let status = r.status();
-        let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
-            "body_too_large"
-        } else {
-            "bad_body"
-        };
-        ApiError::new(status, code, r.body_text())
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = json!({"error": {"code": self.code, "message": self.message}});
-        let mut r = (self.status, Json(body)).into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
-            r.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        r
-    }
 }
 
 /// A document id: a JSON string, or an integer (used as its decimal text).
@@ -113,70 +59,105 @@ impl IdValue {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DocBody {
+    #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
     text: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     fingerprint: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     timestamp: Option<f64>,
+}
+
+/// A field that may be absent but, when present, must hold a `T` (`null` is refused, as the
+/// schema says: `"text": null` is not a text).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 /// Largest accepted timestamp magnitude (seconds): about year 5138.
 const MAX_TIMESTAMP_SECS: f64 = 1e11;
 
 fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_json",
-            format!("the body is not valid JSON of the expected shape: {e}"),
-        )
-    })
+    serde_json::from_slice(body).map_err(ApiError::bad_json)
 }
 
-/// Validates one document body; `need_id` for submissions (queries need no id).
-fn to_doc(b: DocBody, need_id: bool) -> Result<Doc, ApiError> {
-    let id = match b.id {
-        None if need_id => return Err(ApiError::unprocessable("missing field `id`")),
-        None => String::new(),
-        Some(v) => serde_json::from_value::<IdValue>(v)
-            .map_err(|_| ApiError::unprocessable("`id` must be a string or an integer"))?
-            .into_string(),
-    };
-    if need_id && (id.is_empty() || id.len() > MAX_ID_BYTES) {
-        return Err(ApiError::unprocessable(format!(
-            "`id` must be 1 to {MAX_ID_BYTES} bytes long, got {}",
-            id.len()
-        )));
+/// The content of a body: exactly one of `text` and `fingerprint`.
+fn to_content(text: Option<String>, fingerprint: Option<String>) -> Result<Content, ApiError> {
+    match (text, fingerprint) {
+        (Some(t), None) => Ok(Content::Text(t)),
+        (None, Some(f)) => {
+            // Exactly the schema's pattern `^(0[xX])?[0-9a-fA-F]{1,16}$`: no spaces.
+            let digits = f
+                .strip_prefix("0x")
+                .or_else(|| f.strip_prefix("0X"))
+                .unwrap_or(&f);
+            let ok =
+                (1..=16).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_hexdigit());
+            ok.then(|| parse_hex(&f).ok())
+                .flatten()
+                .map(Content::Fingerprint)
+                .ok_or_else(|| {
+                    ApiError::unprocessable(format!(
+                        "`fingerprint` must be 1 to 16 hex digits (optionally after 0x), got {f:?}"
+                    ))
+                })
+        }
+        (Some(_), Some(_)) => Err(ApiError::unprocessable(
+            "send either `text` or `fingerprint`, not both",
+        )),
+        (None, None) => Err(ApiError::unprocessable("missing `text` (or `fingerprint`)")),
     }
-    let content = match (b.text, b.fingerprint) {
-        (Some(t), None) => Content::Text(t),
-        (None, Some(f)) => Content::Fingerprint(parse_hex(&f).map_err(|_| {
-            ApiError::unprocessable(format!(
-                "`fingerprint` must be 1 to 16 hex digits, got {f:?}"
-            ))
-        })?),
-        (Some(_), Some(_)) => {
-            return Err(ApiError::unprocessable(
-                "send either `text` or `fingerprint`, not both",
-            ))
-        }
-        (None, None) => return Err(ApiError::unprocessable("missing `text` (or `fingerprint`)")),
+}
+
+/// Validates one submitted document.
+fn to_doc(b: DocBody) -> Result<Doc, ApiError> {
+    let id = match b.id {
+        None => return Err(ApiError::unprocessable("missing field `id`")),
+        Some(v) => to_id(v)?,
     };
-    let timestamp_ms = match b.timestamp {
-        None => None,
-        Some(t) if t.is_finite() && t.abs() <= MAX_TIMESTAMP_SECS => {
-            Some((t * 1000.0).round() as i64)
-        }
-        Some(t) => {
-            return Err(ApiError::unprocessable(format!(
-                "`timestamp` must be Unix seconds (a finite number, |t| <= 1e11), got {t}"
-            )))
-        }
-    };
+    let content = to_content(b.text, b.fingerprint)?;
+    let timestamp_ms = to_timestamp_ms(b.timestamp)?;
     Ok(Doc {
         id,
         content,
         timestamp_ms,
     })
+}
+
+/// Validates a query body; its `id` and `timestamp`, if any, are checked like a document's
+/// (as the spec says) but not used.
+fn to_query(b: DocBody) -> Result<Content, ApiError> {
+    if let Some(v) = b.id {
+        to_id(v)?;
+    }
+    to_timestamp_ms(b.timestamp)?;
+    to_content(b.text, b.fingerprint)
+}
+
+fn to_id(v: Value) -> Result<String, ApiError> {
+    let id = serde_json::from_value::<IdValue>(v)
+        .map_err(|_| ApiError::unprocessable("`id` must be a string or an integer"))?
+        .into_string();
+    if id.is_empty() || id.len() > MAX_ID_BYTES {
+        return Err(ApiError::unprocessable(format!(
+            "`id` must be 1 to {MAX_ID_BYTES} bytes long (UTF-8), got {}",
+            id.len()
+        )));
+    }
+    Ok(id)
+}
+
+fn to_timestamp_ms(t: Option<f64>) -> Result<Option<i64>, ApiError> {
+    match t {
+        None => Ok(None),
+        Some(t) if t.is_finite() && t.abs() <= MAX_TIMESTAMP_SECS => {
+            Ok(Some((t * 1000.0).round() as i64))
+        }
+        Some(t) => Err(ApiError::unprocessable(format!(
+            "`timestamp` must be Unix seconds (a finite number, |t| <= 1e11), got {t}"
+        ))),
+    }
 }
 
 /// The answer to one submitted document, serialised directly (no intermediate JSON tree);
@@ -259,7 +240,7 @@ async fn post_document(
     State(st): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<OutcomeBody>, ApiError> {
-    let doc = to_doc(parse_json(&body?)?, true)?;
+    let doc = to_doc(parse_json(&body?)?)?;
     let id = doc.id.clone();
     let r = st
         .backend
@@ -290,10 +271,14 @@ async fn post_batch(
     let mut slots: Vec<Result<String, Value>> = Vec::with_capacity(items.len());
     let mut docs = Vec::new();
     for v in items {
-        let id_hint = v.get("id").and_then(|i| i.as_str()).map(str::to_owned);
+        let id_hint = match v.get("id") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(n @ Value::Number(_)) => Some(n.to_string()),
+            _ => None,
+        };
         let parsed = serde_json::from_value::<DocBody>(v)
-            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_json", e.to_string()))
-            .and_then(|b| to_doc(b, true));
+            .map_err(ApiError::bad_json)
+            .and_then(to_doc);
         match parsed {
             Ok(d) => {
                 slots.push(Ok(d.id.clone()));
@@ -324,10 +309,10 @@ async fn post_query(
     State(st): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let doc = to_doc(parse_json(&body?)?, false)?;
+    let content = to_query(parse_json(&body?)?)?;
     let r = st
         .backend
-        .query(vec![doc.content])
+        .query(vec![content])
         .await
         .pop()
         .ok_or_else(|| ApiError::from(BackendError::Internal("no answer".into())))??;
@@ -336,8 +321,9 @@ async fn post_query(
 
 fn check_path_id(id: &str) -> Result<(), ApiError> {
     if id.is_empty() || id.len() > MAX_ID_BYTES {
-        return Err(ApiError::unprocessable(format!(
-            "the id must be 1 to {MAX_ID_BYTES} bytes long"
+        return Err(ApiError::invalid_id(format!(
+            "the id must be 1 to {MAX_ID_BYTES} bytes long (UTF-8), got {}",
+            id.len()
         )));
     }
     Ok(())
@@ -353,8 +339,9 @@ fn not_found(id: &str) -> ApiError {
 
 async fn get_document(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let Path(id) = id?;
     check_path_id(&id)?;
     match st.backend.get(id.clone()).await? {
         Some(d) => Ok(Json(json!({
@@ -368,8 +355,9 @@ async fn get_document(
 
 async fn delete_document(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let Path(id) = id?;
     check_path_id(&id)?;
     if st.backend.remove(id.clone()).await? {
         Ok(Json(json!({"id": id, "removed": true})))
@@ -382,15 +370,29 @@ async fn get_stats(State(st): State<AppState>) -> Json<Value> {
     Json(serde_json::to_value(st.backend.stats().await).unwrap_or_default())
 }
 
+/// `{"status": "ok"}`, or 503 with the backend's reason (which says what to do) both as
+/// `reason` and in the error shape every status >= 400 has.
 async fn healthz(State(st): State<AppState>) -> Response {
     match st.backend.health().await {
         Ok(()) => Json(json!({"status": "ok"})).into_response(),
         Err(reason) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "unhealthy", "reason": reason})),
+            Json(json!({
+                "status": "unhealthy",
+                "reason": reason,
+                "error": {"code": "unhealthy", "message": reason},
+            })),
         )
             .into_response(),
     }
+}
+
+async fn openapi() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/yaml; charset=utf-8")],
+        OPENAPI_YAML,
+    )
+        .into_response()
 }
 
 async fn get_metrics(State(st): State<AppState>) -> Response {
@@ -406,25 +408,8 @@ async fn get_metrics(State(st): State<AppState>) -> Response {
         .into_response()
 }
 
-async fn fallback() -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "no_route",
-        "no such route; see openapi.yaml for the API",
-    )
-}
-
-/// Constant-time comparison of the presented and expected token.
-fn token_ok(presented: &[u8], expected: &[u8]) -> bool {
-    presented.len() == expected.len()
-        && presented
-            .iter()
-            .zip(expected)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-}
-
-/// Authentication (every route but `/healthz`), request counting and latency histograms.
+/// Authentication (every route but `/healthz` and `/openapi.yaml`), the JSON content type of
+/// POST bodies, reading the body (limit, deadline), request counting and latency histograms.
 async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Response {
     // Static label values: no allocation per request.
     let route: &'static str = req
@@ -443,23 +428,9 @@ async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Respon
         _ => "other",
     };
     let start = Instant::now();
-    let authorized = route == "/healthz"
-        || st.token.as_deref().is_none_or(|t| {
-            req.headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .is_some_and(|p| token_ok(p.trim().as_bytes(), t.as_bytes()))
-        });
-    let resp = if authorized {
-        next.run(req).await
-    } else {
-        ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or wrong bearer token: send `Authorization: Bearer <token>`",
-        )
-        .into_response()
+    let resp = match admit(&st, route, req).await {
+        Ok(req) => next.run(req).await,
+        Err(resp) => resp,
     };
     let status: metrics::SharedString = match resp.status().as_u16() {
         200 => "200".into(),
@@ -467,6 +438,7 @@ async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Respon
         401 => "401".into(),
         404 => "404".into(),
         413 => "413".into(),
+        415 => "415".into(),
         422 => "422".into(),
         500 => "500".into(),
         503 => "503".into(),
@@ -478,8 +450,27 @@ async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Respon
     resp
 }
 
+/// Checks what every request must satisfy before its handler runs, and reads its body.
+async fn admit(st: &AppState, route: &str, req: Request) -> Result<Request, Response> {
+    let public = matches!(route, "/healthz" | "/openapi.yaml");
+    if !public && st.token.as_ref().is_some_and(|t| !t.allows(req.headers())) {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token: send `Authorization: Bearer <token>`",
+        )
+        .into_response());
+    }
+    let takes_json = req.method() == Method::POST
+        && matches!(route, "/v1/documents" | "/v1/documents/batch" | "/v1/query");
+    if takes_json {
+        require_json(&req).map_err(IntoResponse::into_response)?;
+    }
+    read_body(req, st.body_limit, st.body_timeout).await
+}
+
 /// Routes, as matched (the `route` label of the HTTP metrics).
-const ROUTES: [&str; 7] = [
+const ROUTES: [&str; 8] = [
     "/v1/documents",
     "/v1/documents/batch",
     "/v1/query",
@@ -487,6 +478,7 @@ const ROUTES: [&str; 7] = [
     "/v1/stats",
     "/healthz",
     "/metrics",
+    "/openapi.yaml",
 ];
 
 /// The process-wide Prometheus recorder (installed on first use).
@@ -520,8 +512,10 @@ pub fn router(backend: Arc<dyn Backend>, cfg: &ServerConfig) -> Router {
             .token
             .as_deref()
             .filter(|t| !t.is_empty())
-            .map(Arc::from),
+            .map(|t| Arc::new(TokenCheck::new(t))),
         max_batch: cfg.max_batch,
+        body_limit: cfg.body_limit,
+        body_timeout: cfg.body_timeout,
         metrics: prometheus(),
     };
     Router::new()
@@ -535,7 +529,9 @@ pub fn router(backend: Arc<dyn Backend>, cfg: &ServerConfig) -> Router {
         .route("/v1/stats", get(get_stats))
         .route("/healthz", get(healthz))
         .route("/metrics", get(get_metrics))
-        .fallback(fallback)
+        .route("/openapi.yaml", get(openapi))
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .layer(DefaultBodyLimit::max(cfg.body_limit))
         .with_state(state)

@@ -111,7 +111,21 @@ type AckBatch = (
 /// hand-off to the acknowledger for all of them.
 pub struct EngineBackend {
     engine: Arc<Engine>,
-    jobs: mpsc::Sender<Job>,
+    /// `None` only while dropping.
+    jobs: Option<mpsc::Sender<Job>>,
+    /// The decider and acknowledger threads, joined on drop so that the engine (and the data
+    /// directory's lock) is released when the backend is gone.
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for EngineBackend {
+    fn drop(&mut self) {
+        // Closing the queue stops the decider, which closes the acknowledger's queue.
+        drop(self.jobs.take());
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
 }
 
 impl std::fmt::Debug for EngineBackend {
@@ -128,7 +142,7 @@ impl EngineBackend {
         let (jobs, rx) = mpsc::channel::<Job>();
         let (ack_tx, ack_rx) = mpsc::channel::<AckBatch>();
         let e = Arc::clone(&engine);
-        std::thread::Builder::new()
+        let decider = std::thread::Builder::new()
             .name("neardup-decider".into())
             .spawn(move || {
                 while let Ok(first) = rx.recv() {
@@ -146,7 +160,7 @@ impl EngineBackend {
                 }
             })
             .expect("spawn decider thread");
-        std::thread::Builder::new()
+        let ack = std::thread::Builder::new()
             .name("neardup-ack".into())
             .spawn(move || {
                 while let Ok((p, replies)) = ack_rx.recv() {
@@ -157,7 +171,11 @@ impl EngineBackend {
                 }
             })
             .expect("spawn acknowledger thread");
-        EngineBackend { engine, jobs }
+        EngineBackend {
+            engine,
+            jobs: Some(jobs),
+            threads: vec![decider, ack],
+        }
     }
 
     /// The engine.
@@ -207,7 +225,11 @@ impl Backend for EngineBackend {
                 Vec::new()
             } else {
                 let (reply, rx) = oneshot::channel();
-                if self.jobs.send(Job { docs: ok, reply }).is_err() {
+                let sent = self
+                    .jobs
+                    .as_ref()
+                    .is_some_and(|j| j.send(Job { docs: ok, reply }).is_ok());
+                if !sent {
                     return out
                         .into_iter()
                         .map(|_| Err(BackendError::Unavailable("the decider has stopped".into())))

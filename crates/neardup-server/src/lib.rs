@@ -7,17 +7,23 @@
 //! # What it owns
 //! - [`router`]: the axum routes documented in `openapi.yaml` (`POST /v1/documents`,
 //!   `POST /v1/documents/batch`, `POST /v1/query`, `GET`/`DELETE /v1/documents/{id}`,
-//!   `GET /v1/stats`, `GET /healthz`, `GET /metrics`), JSON errors
-//!   `{"error": {"code", "message"}}`, a body size limit, optional bearer-token
-//!   authentication on every route but `/healthz`, Prometheus metrics.
+//!   `GET /v1/stats`, `GET /healthz`, `GET /metrics`, and the spec itself at
+//!   `GET /openapi.yaml`), JSON errors `{"error": {"code", "message"}}` for every status
+//!   of 400 or more, `Content-Type: application/json` required on POST, a body size limit
+//!   and body deadline, optional bearer-token authentication on every route but `/healthz`
+//!   and `/openapi.yaml`, Prometheus metrics.
 //! - [`serve`]: runs the router on a listener until a shutdown future resolves (e.g.
 //!   [`shutdown_signal`]: SIGTERM or SIGINT), then finishes in-flight requests and shuts the
-//!   backend down (sync + snapshot).
+//!   backend down (sync + snapshot). It bounds connections (`max_connections`; beyond it
+//!   health checks are still answered and other requests refused at once) and closes those that do not deliver a request
+//!   header within `header_timeout` (slow headers, idle keep-alive).
 //! - [`client`]: a minimal HTTP/1.1 keep-alive client for tests and the load generator.
 //!
 //! # Invariants
 //! - Input never panics the server: malformed JSON is 400, unusable documents 422 naming the
-//!   field, oversized bodies 413, unknown routes 404 — always with a JSON error body.
+//!   field, oversized bodies 413, unknown routes 404, other methods 405, other content types
+//!   415, slow bodies 408 — always with a JSON error body, even when hyper answers by itself
+//!   (unparsable request: 400/414/431).
 //! - A `"status": "unique"` answer is sent only after the backend made the document durable.
 //!
 //! # Example
@@ -57,24 +63,41 @@
 #![warn(missing_docs)]
 
 mod api;
+mod auth;
 mod backend;
+mod bare_errors;
+mod body;
 pub mod client;
+mod conn;
+mod error;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
-pub use api::router;
+pub use api::{router, OPENAPI_YAML};
 pub use backend::{Backend, BackendError, BackendStats, BoxFuture, EngineBackend};
 
 /// HTTP-layer settings.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// Bearer token required on every route but `/healthz` (`None` or empty: no auth).
+    /// Bearer token required on every route but `/healthz` and `/openapi.yaml` (`None`: no
+    /// auth). [`serve`] refuses an empty token.
     pub token: Option<String>,
     /// Largest accepted request body in bytes (default 16 MiB).
     pub body_limit: usize,
     /// Most documents in one `POST /v1/documents/batch` (default 10 000).
     pub max_batch: usize,
+    /// Most connections served at once (default 1024). Beyond it, a connection that sends
+    /// `GET /healthz` at once is still answered; any other request gets `503 overloaded` and
+    /// the connection is closed; silent ones are closed after a second at most.
+    pub max_connections: usize,
+    /// Time a connection has to deliver a complete request header, from when it opens or
+    /// from its previous answer (default 10 s): bounds slow headers and idle keep-alive.
+    pub header_timeout: Duration,
+    /// Time a request has for its whole body to arrive once its header did (default 30 s);
+    /// then `408`.
+    pub body_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -83,7 +106,36 @@ impl Default for ServerConfig {
             token: None,
             body_limit: 16 << 20,
             max_batch: 10_000,
+            max_connections: 1024,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
         }
+    }
+}
+
+impl ServerConfig {
+    /// Checks the settings: a non-empty token, and limits and timeouts above zero.
+    ///
+    /// # Errors
+    /// A message naming the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.token.as_deref() == Some("") {
+            return Err(
+                "the token is empty, which would let anyone in: give a non-empty token, or \
+                 none to serve without authentication"
+                    .into(),
+            );
+        }
+        if self.max_connections == 0 || self.max_connections > 1_000_000 {
+            return Err(format!(
+                "max connections = {}: use 1 ..= 1000000",
+                self.max_connections
+            ));
+        }
+        if self.header_timeout.is_zero() || self.body_timeout.is_zero() {
+            return Err("the header and body timeouts must be above zero".into());
+        }
+        Ok(())
     }
 }
 
@@ -91,21 +143,22 @@ impl Default for ServerConfig {
 /// in-flight requests, and shuts the backend down (sync + snapshot for the embedded engine).
 ///
 /// # Errors
-/// I/O errors of the listener, or the backend's shutdown error.
+/// Settings refused by [`ServerConfig::validate`] (`InvalidInput`, before serving), or the
+/// backend's shutdown error.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     backend: Arc<dyn Backend>,
     cfg: ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    cfg.validate()
+        .map_err(|m| std::io::Error::new(std::io::ErrorKind::InvalidInput, m))?;
     let app = router(Arc::clone(&backend), &cfg);
-    // Small request/response pairs on keep-alive connections: send each answer at once.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    let limits = conn::Limits {
+        max_connections: cfg.max_connections,
+        header_timeout: cfg.header_timeout,
+    };
+    conn::run(listener, app, limits, shutdown).await;
     backend
         .shutdown()
         .await

@@ -610,3 +610,37 @@ fn concurrent_clients_exactly_one_unique_per_group() {
         "graceful shutdown snapshots: {s:?}"
     );
 }
+
+/// The decider and acknowledger threads held the engine (and the data directory's lock) for a
+/// moment after the backend was dropped: reopening right after `serve` returned could fail.
+#[test]
+fn dropped_backend_released_the_data_dir_late() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        Engine::open(
+            dir.path(),
+            neardup::Fingerprinter::new(Default::default()).unwrap(),
+            EngineConfig {
+                maintenance_interval: None,
+                ..EngineConfig::default()
+            },
+            Arc::new(ManualClock::new(T0)),
+        )
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for i in 0..20 {
+        let backend = EngineBackend::new(Arc::new(
+            open().unwrap_or_else(|e| panic!("reopen {i} right after the drop: {e}")),
+        ));
+        let doc = neardup::engine::Doc {
+            id: format!("d{i}"),
+            content: neardup::engine::Content::Text(format!(
+                "document {i} of the reopening test, with a few words of its own"
+            )),
+            timestamp_ms: None,
+        };
+        let r = rt.block_on(backend.check_and_insert(vec![doc]));
+        assert!(r[0].is_ok(), "{r:?}");
+        drop(backend);
+    }
+}

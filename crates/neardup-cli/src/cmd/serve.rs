@@ -3,7 +3,8 @@
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
 //! `distance`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
-//! `max_batch`, `snapshot_interval`, `backend`, `redis_prefix`), then defaults. Fingerprint
+//! `max_batch`, `max_connections`, `header_timeout`, `body_timeout`, `snapshot_interval`,
+//! `backend`, `redis_prefix`), then defaults. Fingerprint
 //! options are flags only and are recorded in the data directory or the Redis index
 //! (reopening with other ones is refused).
 
@@ -20,8 +21,31 @@ use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerConfi
 
 use super::common::FeatureArgs;
 
+/// The routes and examples shown by `neardup serve --help`.
+const ROUTES_HELP: &str = "\
+Routes (JSON in and out; the full description is served at GET /openapi.yaml):
+  POST   /v1/documents        check one document, store it if unique
+  POST   /v1/documents/batch  check and store an array of documents, in order
+  POST   /v1/query            check without storing
+  GET    /v1/documents/{id}   a stored document
+  DELETE /v1/documents/{id}   remove a stored document
+  GET    /v1/stats            sizes and counters
+  GET    /metrics             Prometheus metrics
+  GET    /healthz             ok, or why not and what to do (no token needed)
+  GET    /openapi.yaml        the OpenAPI description (no token needed)
+POST bodies need `Content-Type: application/json`. Errors are {\"error\": {\"code\", \"message\"}}.
+
+Examples:
+  neardup serve --data-dir /var/lib/neardup --token \"$(cat token)\"
+  curl -s localhost:8080/v1/documents -H 'content-type: application/json' \\
+       -H \"authorization: Bearer $TOKEN\" -d '{\"id\":\"a\",\"text\":\"the text\"}'
+  curl -s localhost:8080/v1/documents/batch -H 'content-type: application/json' \\
+       -H \"authorization: Bearer $TOKEN\" -d '[{\"id\":\"b\",\"fingerprint\":\"ff00\"}]'
+  curl -s localhost:8080/healthz";
+
 /// Arguments of `neardup serve`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = ROUTES_HELP)]
 pub struct Args {
     /// Data directory (log, snapshots) [default: ./neardup-data].
     #[arg(long, env = "NEARDUP_DATA_DIR", value_name = "DIR")]
@@ -54,7 +78,8 @@ pub struct Args {
     /// fdatasync interval of --sync batch [default: 100ms].
     #[arg(long, env = "NEARDUP_SYNC_INTERVAL", value_parser = parse_duration)]
     pub sync_interval: Option<Duration>,
-    /// Bearer token required on every route but /healthz.
+    /// Bearer token required on every route but /healthz and /openapi.yaml (non-empty,
+    /// printable ASCII). Without one, anything that can reach the address can write.
     #[arg(long, env = "NEARDUP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// Largest request body in bytes [default: 16777216].
@@ -63,6 +88,18 @@ pub struct Args {
     /// Most documents per batch request [default: 10000].
     #[arg(long, env = "NEARDUP_MAX_BATCH")]
     pub max_batch: Option<usize>,
+    /// Most connections served at once. Beyond it GET /healthz is still answered, other
+    /// requests get 503 at once. Needs about this many + 640 descriptors (ulimit -n)
+    /// [default: 1024, less if ulimit -n is below 1664].
+    #[arg(long, env = "NEARDUP_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Time a connection has to send a complete request header, from when it opens or from
+    /// its previous answer: closes slow and idle keep-alive connections [default: 10s].
+    #[arg(long, env = "NEARDUP_HEADER_TIMEOUT", value_parser = parse_duration)]
+    pub header_timeout: Option<Duration>,
+    /// Time a request has for its whole body once its header arrived; then 408 [default: 30s].
+    #[arg(long, env = "NEARDUP_BODY_TIMEOUT", value_parser = parse_duration)]
+    pub body_timeout: Option<Duration>,
     /// Snapshot at least this often when there were writes [default: 10m].
     #[arg(long, env = "NEARDUP_SNAPSHOT_INTERVAL", value_parser = parse_duration)]
     pub snapshot_interval: Option<Duration>,
@@ -121,6 +158,9 @@ struct FileConfig {
     token: Option<String>,
     body_limit: Option<usize>,
     max_batch: Option<usize>,
+    max_connections: Option<usize>,
+    header_timeout: Option<String>,
+    body_timeout: Option<String>,
     snapshot_interval: Option<String>,
     backend: Option<String>,
     redis_prefix: Option<String>,
@@ -188,8 +228,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..defaults
     };
     let server_defaults = ServerConfig::default();
+    let token = args.token.or(file.token);
+    if let Some(t) = &token {
+        check_token(t)?;
+    }
     let server_cfg = ServerConfig {
-        token: args.token.or(file.token).filter(|t| !t.is_empty()),
+        token,
         body_limit: args
             .body_limit
             .or(file.body_limit)
@@ -198,12 +242,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .max_batch
             .or(file.max_batch)
             .unwrap_or(server_defaults.max_batch),
+        max_connections: match args.max_connections.or(file.max_connections) {
+            Some(n) => {
+                if let Some(limit) = open_files_limit().filter(|&l| n + SPARE_FDS > l) {
+                    eprintln!(
+                        "neardup serve: warning: --max-connections {n} needs about {} descriptors \
+                         but the limit (ulimit -n) is {limit}: raise it or lower \
+                         --max-connections, or connections fail once it is reached",
+                        n + SPARE_FDS
+                    );
+                }
+                n
+            }
+            // The default fits the descriptor limit.
+            None => open_files_limit().map_or(server_defaults.max_connections, |l| {
+                server_defaults
+                    .max_connections
+                    .min(l.saturating_sub(SPARE_FDS))
+                    .max(16)
+            }),
+        },
+        header_timeout: args
+            .header_timeout
+            .or(file_duration(file.header_timeout, "header_timeout")?)
+            .unwrap_or(server_defaults.header_timeout),
+        body_timeout: args
+            .body_timeout
+            .or(file_duration(file.body_timeout, "body_timeout")?)
+            .unwrap_or(server_defaults.body_timeout),
     };
-    if !addr.ip().is_loopback() && server_cfg.token.is_none() {
-        eprintln!(
-            "neardup serve: warning: listening on {addr} without --token; anyone who can reach it can write"
-        );
-    }
+    server_cfg.validate().map_err(|m| {
+        anyhow::anyhow!("{m} (--max-connections, --header-timeout, --body-timeout)")
+    })?;
     let fingerprinter = args.features.fingerprinter()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -211,6 +281,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     let backend_url = args.backend.or(file.backend);
     let embedded = matches!(backend_url.as_deref(), None | Some("embedded"));
+    let mut opened: Option<Arc<Engine>> = None;
     let (backend, origin): (Arc<dyn Backend>, String) = match backend_url.as_deref() {
         None | Some("embedded") => {
             std::fs::create_dir_all(&data_dir)
@@ -224,7 +295,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 stats.recovered_documents,
                 stats.recovery_ms
             );
-            (Arc::new(EngineBackend::new(Arc::new(engine))), origin)
+            let e = Arc::new(engine);
+            opened = Some(Arc::clone(&e));
+            (Arc::new(EngineBackend::new(e)), origin)
         }
         Some(url) => {
             if cfg.max_docs.is_some() {
@@ -259,8 +332,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
+        if server_cfg.token.is_none() {
+            eprintln!("{}", no_token_warning(local));
+        }
         eprintln!("neardup serve: listening on http://{local} ({origin})");
-        serve(listener, backend, server_cfg, shutdown_signal()).await?;
+        if let Err(e) = serve(listener, backend, server_cfg, shutdown_signal()).await {
+            match &opened {
+                Some(engine) => {
+                    let s = engine.stats();
+                    let at = LogPosition {
+                        last_lsn: s.last_lsn,
+                        durable_lsn: s.durable_lsn,
+                        snapshot_lsn: s.snapshot_lsn,
+                    };
+                    eprintln!("{}", failed_shutdown_note(&e, &at));
+                }
+                None => eprintln!("neardup serve: the shutdown failed: {e}"),
+            }
+            return Err(anyhow::Error::new(e).context("shutdown failed"));
+        }
         if embedded {
             eprintln!("neardup serve: shut down cleanly (log synced, snapshot written)");
         } else {
@@ -268,6 +358,81 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// Descriptors needed beside the served connections: health checks and refusals beyond the
+/// limit (~550), the data directory, the runtime.
+const SPARE_FDS: usize = 640;
+
+/// The soft limit on open files (Linux: /proc/self/limits), if known.
+fn open_files_limit() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Refuses tokens that would disable authentication or could never be presented.
+fn check_token(t: &str) -> anyhow::Result<()> {
+    if t.is_empty() {
+        bail!(
+            "the token is empty (--token '', NEARDUP_TOKEN= or `token = \"\"`), which would let \
+             anyone in: give a non-empty token, or leave the setting out to serve without one"
+        );
+    }
+    if t.trim() != t || !t.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        bail!(
+            "the token must be printable ASCII without leading or trailing spaces (clients send \
+             it in an HTTP header)"
+        );
+    }
+    Ok(())
+}
+
+/// The loud warning printed when serving without a token.
+fn no_token_warning(addr: SocketAddr) -> String {
+    let who = if addr.ip().is_loopback() {
+        "every local process and every web page open in a browser on this host"
+    } else {
+        "anyone who can reach this address"
+    };
+    format!(
+        "neardup serve: WARNING: no --token: {who} can store and remove documents on \
+         http://{addr}. POST bodies must be `Content-Type: application/json`, which stops the \
+         simple cross-origin requests browsers send, but set --token (or NEARDUP_TOKEN) \
+         unless every client is trusted."
+    )
+}
+
+/// Where the log stands (from the engine's stats).
+struct LogPosition {
+    last_lsn: u64,
+    durable_lsn: u64,
+    snapshot_lsn: u64,
+}
+
+/// The log line of a failed graceful shutdown of the embedded engine: whether anything
+/// acknowledged is at risk.
+fn failed_shutdown_note(e: &std::io::Error, s: &LogPosition) -> String {
+    if s.durable_lsn >= s.last_lsn {
+        format!(
+            "neardup serve: the final snapshot failed ({e}); the data is intact: the log is \
+             synced through record {}, so the next start replays it from the last snapshot \
+             (record {}), only more slowly. Exiting with status 2.",
+            s.durable_lsn, s.snapshot_lsn
+        )
+    } else {
+        format!(
+            "neardup serve: the shutdown failed ({e}) with the log synced only through record \
+             {} of {}: with --sync always every answered document is durable (answers wait for \
+             the sync); with --sync batch or none the records after {} may be lost. Exiting \
+             with status 2.",
+            s.durable_lsn, s.last_lsn, s.durable_lsn
+        )
+    }
 }
 
 #[cfg(test)]
@@ -284,5 +449,45 @@ mod tests {
         assert!(parse_duration("2w").is_err());
         assert!(parse_duration("d").is_err());
         assert!(parse_duration("99999999999999999999d").is_err());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn descriptor_limit_is_read() {
+        assert!(super::open_files_limit().is_some_and(|l| l > 0));
+    }
+
+    #[test]
+    fn empty_or_unsendable_tokens_are_refused() {
+        assert!(super::check_token("")
+            .unwrap_err()
+            .to_string()
+            .contains("empty"));
+        for bad in [" tok", "tok ", "to\nk", "tök"] {
+            assert!(super::check_token(bad).is_err(), "{bad:?}");
+        }
+        assert!(super::check_token("s3cret-Tok_en.~").is_ok());
+    }
+
+    #[test]
+    fn failed_final_snapshot_says_the_data_is_intact() {
+        let e = std::io::Error::other("disk full");
+        let s = super::LogPosition {
+            last_lsn: 7,
+            durable_lsn: 7,
+            snapshot_lsn: 3,
+        };
+        let note = super::failed_shutdown_note(&e, &s);
+        assert!(
+            note.contains("disk full")
+                && note.contains("data is intact")
+                && note.contains("status 2"),
+            "{note}"
+        );
+        let s = super::LogPosition {
+            durable_lsn: 5,
+            ..s
+        };
+        assert!(!super::failed_shutdown_note(&e, &s).contains("intact"));
     }
 }

@@ -159,3 +159,89 @@ fn serve_defaults_restart_and_config() {
         "{err}"
     );
 }
+
+/// `--token ''` used to mean "no authentication" silently; serving without a token printed
+/// nothing on loopback; the help listed no routes.
+#[test]
+fn serve_refuses_empty_token_warns_without_one_and_lists_routes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, env) in [
+        (vec!["--token", ""], vec![]),
+        (vec![], vec![("NEARDUP_TOKEN", "")]),
+    ] {
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
+            .args(["--addr", "127.0.0.1:0"])
+            .args(&args)
+            .current_dir(dir.path())
+            .env_remove("NEARDUP_TOKEN");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(!out.status.success(), "{args:?} started");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("token is empty"), "{err}");
+    }
+    // No token: a loud warning at start, and a cross-origin text/plain POST is refused.
+    let mut cmd = Command::new(bin());
+    let mut child = cmd
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .current_dir(dir.path())
+        .env_remove("NEARDUP_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "exited: {seen}");
+        seen.push_str(&line);
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    assert!(
+        seen.contains("WARNING: no --token") && seen.contains("web page"),
+        "{seen}"
+    );
+    let mut s = TcpStream::connect(&addr).unwrap();
+    let body = r#"{"id":"planted","fingerprint":"ff00"}"#;
+    write!(
+        s,
+        "POST /v1/documents HTTP/1.1\r\nhost: x\r\nconnection: close\r\norigin: http://evil.example\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 415"), "{out}");
+    assert!(out.contains("unsupported_media_type"), "{out}");
+    let (st, b) = http(&addr, "GET", "/v1/documents/planted", "", None);
+    assert_eq!(st, 404, "{b}");
+    // The spec is served.
+    let (st, b) = http(&addr, "GET", "/openapi.yaml", "", None);
+    assert_eq!(st, 200);
+    assert!(b.starts_with("openapi: 3"), "{b}");
+    assert!(stop(Server { child, addr }).success());
+    // The help names the routes and shows examples.
+    let out = Command::new(bin())
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "POST   /v1/documents",
+        "/v1/documents/batch",
+        "/openapi.yaml",
+        "Examples:",
+        "--max-connections",
+        "--header-timeout",
+        "--body-timeout",
+    ] {
+        assert!(help.contains(want), "{want} missing from\n{help}");
+    }
+}
