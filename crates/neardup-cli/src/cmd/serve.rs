@@ -2,7 +2,7 @@
 //!
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
-//! `distance`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
+//! `method`, `distance`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
 //! `max_batch`, `max_connections`, `header_timeout`, `body_timeout`, `snapshot_interval`,
 //! `backend`, `redis_prefix`), then defaults. Fingerprint
 //! options are flags only and are recorded in the data directory or the Redis index
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use neardup::engine::{Engine, EngineConfig, SyncMode, SystemClock};
+use neardup::engine::{Engine, EngineConfig, EngineDetector, SyncMode, SystemClock};
 use neardup_redis::server::RedisHttpBackend;
 use neardup_redis::RedisOptions;
 use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerConfig};
@@ -56,7 +56,12 @@ pub struct Args {
     /// How long a document stays a candidate, e.g. 2d, 36h, 90m, 30s [default: 2d].
     #[arg(long, env = "NEARDUP_RETENTION", value_parser = parse_duration)]
     pub retention: Option<Duration>,
-    /// Largest Hamming distance counted as a duplicate [default: 3].
+    /// The near-duplicate detector: auto (as `neardup dedup`: exact digest, short texts by
+    /// edit distance, long texts by MinHash; clients send text) or simhash (clients may send
+    /// 64-bit fingerprints; required by the Redis backend) [default: auto].
+    #[arg(long = "method", id = "detector", env = "NEARDUP_METHOD", value_parser = ["auto", "simhash"])]
+    pub detector: Option<String>,
+    /// simhash: largest Hamming distance counted as a duplicate [default: 3].
     #[arg(long, env = "NEARDUP_DISTANCE")]
     pub distance: Option<u32>,
     /// Time segments per retention window (memory is reclaimed a segment at a time) [default: 8].
@@ -149,6 +154,7 @@ struct FileConfig {
     data_dir: Option<PathBuf>,
     addr: Option<SocketAddr>,
     retention: Option<String>,
+    method: Option<String>,
     distance: Option<u32>,
     segments: Option<u32>,
     max_docs: Option<u64>,
@@ -204,8 +210,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         other => bail!("sync `{other}`: use always, batch or none"),
     };
     let index_bytes_set = args.index_bytes_per_doc.is_some() || file.index_bytes_per_doc.is_some();
+    let detector = match args.detector.or(file.method).as_deref().unwrap_or("auto") {
+        "auto" => EngineDetector::default(),
+        "simhash" => EngineDetector::Simhash,
+        other => bail!("method `{other}` (--method, config key `method`): use auto or simhash"),
+    };
+    let distance = args.distance.or(file.distance);
+    if distance.is_some() && detector != EngineDetector::Simhash {
+        bail!(
+            "--distance (config key `distance`) is the Hamming distance of --method simhash; the \
+             auto detector decides long texts by MinHash similarity — pass --method simhash to use it"
+        );
+    }
     let cfg = EngineConfig {
-        distance: args.distance.or(file.distance).unwrap_or(defaults.distance),
+        detector,
+        distance: distance.unwrap_or(defaults.distance),
         retention: args
             .retention
             .or(file_duration(file.retention, "retention")?)
@@ -279,6 +298,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // Bind first: a start that cannot listen opens and writes nothing in the data directory.
+    let std_listener =
+        std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+    std_listener
+        .set_nonblocking(true)
+        .context("cannot make the listening socket non-blocking")?;
     let backend_url = args.backend.or(file.backend);
     let embedded = matches!(backend_url.as_deref(), None | Some("embedded"));
     let mut opened: Option<Arc<Engine>> = None;
@@ -300,6 +325,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             (Arc::new(EngineBackend::new(e)), origin)
         }
         Some(url) => {
+            if cfg.detector != EngineDetector::Simhash {
+                bail!(
+                    "the Redis backend decides with simhash only: pass --method simhash with \
+                     --backend {url} (the default auto detector runs in the embedded engine)"
+                );
+            }
             if cfg.max_docs.is_some() {
                 bail!("--max-docs is not supported with a Redis backend; bound the index by --retention");
             }
@@ -328,8 +359,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
+        let listener = tokio::net::TcpListener::from_std(std_listener)
             .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
         if server_cfg.token.is_none() {

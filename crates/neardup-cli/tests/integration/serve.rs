@@ -137,8 +137,18 @@ fn serve_defaults_restart_and_config() {
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     // Another configuration is refused with a clear message.
+    let err = refused(&["--addr", "127.0.0.1:0", "--method", "simhash"]);
+    assert!(
+        err.contains("different configuration")
+            && err.contains(r#"detector.method: stored "auto", requested "simhash""#),
+        "{err}"
+    );
+    // --distance belongs to the simhash detector: refused, not ignored, under auto.
     let err = refused(&["--addr", "127.0.0.1:0", "--distance", "5"]);
-    assert!(err.contains("different configuration"), "{err}");
+    assert!(err.contains("--method simhash"), "{err}");
+    // The Redis backend decides with simhash only: said before any connection is tried.
+    let err = refused(&["--backend", "redis://127.0.0.1:1"]);
+    assert!(err.contains("--method simhash"), "{err}");
     // A bad config file is refused.
     std::fs::write(dir.path().join("bad.toml"), "nope = 1\n").unwrap();
     assert!(refused(&["--config", "bad.toml"]).contains("bad.toml"));
@@ -148,6 +158,8 @@ fn serve_defaults_restart_and_config() {
     let err = refused(&[
         "--backend",
         "redis://127.0.0.1:1",
+        "--method",
+        "simhash",
         "--index-bytes-per-doc",
         "64",
     ]);
@@ -244,4 +256,77 @@ fn serve_refuses_empty_token_warns_without_one_and_lists_routes() {
     ] {
         assert!(help.contains(want), "{want} missing from\n{help}");
     }
+}
+
+/// Regression: a start that failed to listen (port in use) had already created and locked the
+/// data directory and written its first files.
+#[test]
+fn a_start_that_cannot_listen_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let data = dir.path().join("data");
+    let out = Command::new(bin())
+        .args(["serve", "--addr", &addr, "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot listen on"), "{err}");
+    assert!(!data.exists(), "the data directory was created: {err}");
+}
+
+/// One detector everywhere: the bundled sample streamed through `neardup serve` gets the
+/// decisions `neardup dedup --no-template` prints for the same file (same duplicate, same
+/// stage); `serve` used to answer with simhash at k = 3 alone.
+#[test]
+fn serve_answers_what_dedup_answers() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample.jsonl");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let docs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let out = crate::util::run(
+        &["dedup", "-q", "--no-template", sample.to_str().unwrap()],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["duplicate_of"].to_string(), v["stage"].to_string()))
+        .collect();
+    assert!(want.iter().filter(|w| w.0 != "null").count() >= 5);
+
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(
+        dir.path(),
+        &["--addr", "127.0.0.1:0", "--sync", "none"],
+        &[],
+    );
+    let batch: Vec<serde_json::Value> = docs
+        .iter()
+        .map(|d| serde_json::json!({"id": d["id"], "text": d["text"]}))
+        .collect();
+    let (st, body) = http(
+        &s.addr,
+        "POST",
+        "/v1/documents/batch",
+        &serde_json::Value::Array(batch).to_string(),
+        None,
+    );
+    assert_eq!(st, 200, "{body}");
+    let got: Vec<(String, String)> = serde_json::from_str::<Vec<serde_json::Value>>(&body)
+        .unwrap()
+        .iter()
+        .map(|a| (a["duplicate_of"].to_string(), a["stage"].to_string()))
+        .collect();
+    assert!(stop(s).success());
+    assert_eq!(got, want);
 }
