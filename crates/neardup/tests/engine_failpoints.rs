@@ -59,7 +59,15 @@ fn scenario(point: &str, fail: impl FnOnce(&Engine) -> bool, failed_doc_may_exis
                 .all(|h| h.id != "failed"),
             "{point}: a query points at the refused document"
         );
-        if e.health().is_err() {
+        if let Err(why) = e.health() {
+            // Regression: the reason repeated itself ("not accepting writes: not accepting
+            // writes: …").
+            assert_eq!(why.matches("not accepting writes").count(), 1, "{why}");
+            let err = e
+                .check_and_insert(Doc::fingerprint("again", fp(98)))
+                .unwrap_err()
+                .to_string();
+            assert_eq!(err.matches("not accepting writes").count(), 1, "{err}");
             assert!(matches!(
                 e.check_and_insert(Doc::fingerprint("after", fp(99))),
                 Err(EngineError::Unavailable { .. }) | Err(EngineError::Store(_))

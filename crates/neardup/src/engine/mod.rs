@@ -39,6 +39,12 @@
 //! - **Arrival sequence**: under the `auto` detector a document's slot holds the LSN of its
 //!   insert record; ties between equally strong matches go to the earlier document, before and
 //!   after a restart, and an index entry whose slot no longer holds its sequence is ignored.
+//! - **After a failed write the engine refuses writes until it is restarted** (answers 503
+//!   through the server; `/healthz` says why). Like PostgreSQL after an fsync failure: once
+//!   an fdatasync has failed, the kernel may have dropped the dirty pages, so what the log
+//!   holds is known only by reading it back — which is what recovery does, in seconds. A
+//!   crawler retries a 503 later; nothing it was told is stored is lost, and nothing it was
+//!   refused is visible in the meantime.
 //! - The data directory records the configuration that affects answers (detector and its
 //!   options, fingerprint descriptor, distance, retention, segments, `max_docs`); reopening
 //!   with another one fails with [`EngineError::ConfigMismatch`], naming the setting and both
@@ -776,7 +782,11 @@ impl Engine {
     fn decide_many(&self, docs: Vec<(String, Key, Option<i64>)>) -> Pending {
         let sh = &*self.shared;
         if let Err(e) = sh.check_writable() {
-            let reason = e.to_string();
+            // The reason itself, not the whole message (which would then repeat itself).
+            let reason = match e {
+                EngineError::Unavailable { reason } => reason,
+                e => e.to_string(),
+            };
             return Pending {
                 shared: Arc::clone(&self.shared),
                 out: docs
