@@ -2,7 +2,7 @@
 //! build, single query, batch query, all pairs, linear scan, and a planted hot cluster. Each
 //! bench first asserts that its result equals the linear scan on a sample.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use neardup_index::gen::{clustered, corpus, flip_bits, SplitMix64};
+use neardup_index::random::{clustered, corpus, flip_bits, SplitMix64};
 use neardup_index::{all_pairs, all_pairs_with, linear_search, HammingIndex, Layout};
 use std::hint::black_box;
 use std::ops::ControlFlow;

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `--layouts none` skips the index measurements.
-use neardup_index::gen::{corpus, flip_bits, SplitMix64};
+use neardup_index::random::{corpus, flip_bits, SplitMix64};
 use neardup_index::{all_pairs, hamming, linear_search, HammingIndex, Layout};
 use std::ops::ControlFlow;
 use std::time::Instant;

@@ -258,6 +258,18 @@ impl Layout {
         self.tables.len()
     }
 
+    /// Key width in bits of table `t` (`t < self.tables()`).
+    pub fn key_bits(&self, t: usize) -> u32 {
+        self.tables[t].key_bits
+    }
+
+    /// The key of `fp` in table `t`: the bits of the table's key blocks, most significant
+    /// block first, concatenated and right-aligned (`key_bits(t)` bits).
+    pub fn key_value(&self, t: usize, fp: u64) -> u64 {
+        let spec = &self.tables[t];
+        spec.permute(fp) >> (64 - spec.key_bits)
+    }
+
     /// Smallest key width in bits over the tables.
     pub fn min_key_bits(&self) -> u32 {
         self.tables.iter().map(|t| t.key_bits).min().unwrap_or(0)

@@ -5,7 +5,7 @@ use neardup_index::Error;
 #[test]
 fn roundtrip_raw_and_hex() {
     let dir = tempfile::tempdir().unwrap();
-    let fps: Vec<u64> = neardup_index::gen::corpus(3000, 1);
+    let fps: Vec<u64> = neardup_index::random::corpus(3000, 1);
     for (name, fmt) in [
         ("a.bin", Format::Raw),
         ("a.hex", Format::Hex),

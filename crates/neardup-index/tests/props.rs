@@ -1,5 +1,5 @@
 //! Property tests of the index and all-pairs against brute force.
-use neardup_index::gen::{flip_bits, SplitMix64};
+use neardup_index::random::{flip_bits, SplitMix64};
 use neardup_index::{all_pairs_with, linear_all_pairs, linear_search, HammingIndex, Layout};
 use proptest::prelude::*;
 use std::ops::ControlFlow;
@@ -204,7 +204,7 @@ fn early_exit_and_duplicates() {
 
 #[test]
 fn many_inserts_trigger_merges_and_compaction() {
-    let fps = neardup_index::gen::corpus(150_000, 9);
+    let fps = neardup_index::random::corpus(150_000, 9);
     let mut index = HammingIndex::new(Layout::new(4, 3).unwrap());
     for (i, &f) in fps.iter().enumerate() {
         index.insert(f, i as u32).unwrap();
@@ -231,7 +231,7 @@ fn many_inserts_trigger_merges_and_compaction() {
 fn hot_cluster_is_exact() {
     // 10k of 40k share their top 16 bits: a hot bucket for m4, and big sorted directory slots
     // (directory coarser than the key) for m5x2 and m6x3.
-    let fps = neardup_index::gen::clustered(40_000, 10_000, 3);
+    let fps = neardup_index::random::clustered(40_000, 10_000, 3);
     let entries: Vec<(u64, u32)> = fps
         .iter()
         .enumerate()

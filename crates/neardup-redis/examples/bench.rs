@@ -17,15 +17,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use neardup::engine::{Decision as EDecision, Doc, Engine, EngineConfig, SyncMode, SystemClock};
+use neardup_index::random::SplitMix64;
 use neardup_redis::{Decision, RedisBackend, RedisOptions};
-
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 fn used_memory(ports: &[u16]) -> u64 {
     ports
@@ -47,8 +40,7 @@ fn pct(v: &mut [Duration], p: f64) -> Duration {
 
 /// The i-th preloaded fingerprint (distinct, random).
 fn stored(i: u64) -> u64 {
-    let mut s = i ^ 0x5555;
-    splitmix(&mut s)
+    SplitMix64::new(i ^ 0x5555).next()
 }
 
 async fn run_redis(label: &str, url: &str, ports: &[u16], preload: u64, per: u64) {
@@ -83,9 +75,9 @@ async fn run_redis(label: &str, url: &str, ports: &[u16], preload: u64, per: u64
             let b = RedisBackend::connect(url, opts.clone()).await.unwrap();
             tasks.push(tokio::spawn(async move {
                 let mut lat = Vec::with_capacity(per as usize);
-                let mut seed = round << 40 | inst << 32;
+                let mut rng = SplitMix64::new(round << 40 | inst << 32);
                 for j in 0..per {
-                    let r = splitmix(&mut seed);
+                    let r = rng.next();
                     let t = Instant::now();
                     if j % 2 == 0 {
                         // A near copy of a stored document.
@@ -152,9 +144,9 @@ fn run_embedded(label: &str, sync: SyncMode, preload: u64, per: u64) {
                 let e = Arc::clone(&e);
                 std::thread::spawn(move || {
                     let mut lat = Vec::with_capacity(per as usize);
-                    let mut seed = threads << 40 | inst << 32 | 7;
+                    let mut rng = SplitMix64::new(threads << 40 | inst << 32 | 7);
                     for j in 0..per {
-                        let r = splitmix(&mut seed);
+                        let r = rng.next();
                         let t = Instant::now();
                         if j % 2 == 0 {
                             let i = r % preload;

@@ -9,20 +9,25 @@
 //! `m = k + 1` (the default) gives `k + 1` tables of `64 / (k + 1)` bits each (seed 003: four
 //! 16-bit tables for `k = 3`); larger `m` gives more tables with longer keys (fewer candidates
 //! per lookup, more memory per fingerprint).
+//!
+//! The split itself is [`neardup_index::Layout`]'s (blocks as even as possible, the longer ones
+//! first; tables in lexicographic order of their key blocks); this type adds the Redis limits
+//! and the name recorded with the index. Invariant: `key_value` is byte-identical to the
+//! pre-sharing implementation, so existing Redis keys stay valid.
 
 use crate::Error;
 
 /// Most tables a layout may have (each table is one key per stored fingerprint).
 pub const MAX_TABLES: usize = 64;
 
-/// The table layout for distance `k` with `m` blocks.
+/// The table layout for distance `k` with `m` blocks: the block split and table order of
+/// [`neardup_index::Layout::new`]`(m, k)`, with this crate's limits (`k <= 32`, at most
+/// [`MAX_TABLES`] tables) and its `m<M>k<K>` name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     k: u32,
-    /// (shift, width) of each block, most significant first.
-    blocks: Vec<(u32, u32)>,
-    /// Block indices of each table.
-    tables: Vec<Vec<usize>>,
+    /// `m` blocks, `m - k` key blocks per table.
+    index: neardup_index::Layout,
 }
 
 impl Layout {
@@ -44,22 +49,15 @@ impl Layout {
                 k + 1
             )));
         }
-        let keep = (m - k) as usize;
-        let tables = combinations(m as usize, keep);
-        if tables.len() > MAX_TABLES {
+        let tables = binomial(m, m - k);
+        if tables > MAX_TABLES as u128 {
             return Err(Error::InvalidConfig(format!(
-                "{m} blocks at distance {k} need {} tables; at most {MAX_TABLES} are allowed (use fewer blocks)",
-                tables.len()
+                "{m} blocks at distance {k} need {tables} tables; at most {MAX_TABLES} are allowed (use fewer blocks)"
             )));
         }
-        let mut blocks = Vec::with_capacity(m as usize);
-        let mut hi = 64u32;
-        for i in 0..m {
-            let width = 64 / m + u32::from(i < 64 % m);
-            hi -= width;
-            blocks.push((hi, width));
-        }
-        Ok(Layout { k, blocks, tables })
+        let index =
+            neardup_index::Layout::new(m, k).map_err(|e| Error::InvalidConfig(e.to_string()))?;
+        Ok(Layout { k, index })
     }
 
     /// The distance this layout guarantees to find.
@@ -69,62 +67,34 @@ impl Layout {
 
     /// Number of tables (Redis keys written per stored fingerprint, besides the id key).
     pub fn tables(&self) -> usize {
-        self.tables.len()
+        self.index.tables()
     }
 
     /// Number of blocks.
     pub fn blocks(&self) -> usize {
-        self.blocks.len()
+        self.index.blocks()
     }
 
     /// Key bits of table `t`.
     pub fn key_bits(&self, t: usize) -> u32 {
-        self.tables[t].iter().map(|&b| self.blocks[b].1).sum()
+        self.index.key_bits(t)
     }
 
     /// The key value of `fp` in table `t` (the table's blocks concatenated, right-aligned).
     pub fn key_value(&self, t: usize, fp: u64) -> u64 {
-        let mut v = 0u64;
-        for &b in &self.tables[t] {
-            let (shift, width) = self.blocks[b];
-            let mask = if width == 64 {
-                u64::MAX
-            } else {
-                (1u64 << width) - 1
-            };
-            v = if width == 64 { 0 } else { v << width } | ((fp >> shift) & mask);
-        }
-        v
+        self.index.key_value(t, fp)
     }
 
     /// A short name such as `m4k3` (recorded in the index metadata).
     pub fn name(&self) -> String {
-        format!("m{}k{}", self.blocks.len(), self.k)
+        format!("m{}k{}", self.index.blocks(), self.k)
     }
 }
 
-fn combinations(n: usize, r: usize) -> Vec<Vec<usize>> {
-    let mut out = Vec::new();
-    let mut cur = Vec::with_capacity(r);
-    fn rec(start: usize, n: usize, r: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
-        if cur.len() == r {
-            out.push(cur.clone());
-            return;
-        }
-        if out.len() > MAX_TABLES {
-            return;
-        }
-        for i in start..n {
-            if n - i < r - cur.len() {
-                break;
-            }
-            cur.push(i);
-            rec(i + 1, n, r, cur, out);
-            cur.pop();
-        }
-    }
-    rec(0, n, r, &mut cur, &mut out);
-    out
+/// `C(n, r)`, exact for `n <= 64` (at most `C(64, 32)` < 2^63).
+fn binomial(n: u32, r: u32) -> u128 {
+    let r = r.min(n - r);
+    (0..r).fold(1u128, |acc, i| acc * u128::from(n - i) / u128::from(i + 1))
 }
 
 #[cfg(test)]
@@ -146,6 +116,95 @@ mod tests {
         assert!(Layout::new(8, 20).is_err());
         let l = Layout::new(0, 0).unwrap();
         assert_eq!(l.key_value(0, u64::MAX - 5), u64::MAX - 5);
+    }
+
+    /// The block split as this crate derived it before it used `neardup_index::Layout`:
+    /// the oracle that keeps Redis keys byte-identical.
+    fn reference_key_value(k: u32, m: u32, t: usize, fp: u64) -> u64 {
+        fn combos(
+            n: usize,
+            r: usize,
+            start: usize,
+            cur: &mut Vec<usize>,
+            out: &mut Vec<Vec<usize>>,
+        ) {
+            if cur.len() == r {
+                out.push(cur.clone());
+                return;
+            }
+            for i in start..n {
+                if n - i < r - cur.len() {
+                    break;
+                }
+                cur.push(i);
+                combos(n, r, i + 1, cur, out);
+                cur.pop();
+            }
+        }
+        let mut tables = Vec::new();
+        combos(
+            m as usize,
+            (m - k) as usize,
+            0,
+            &mut Vec::new(),
+            &mut tables,
+        );
+        let mut blocks = Vec::new();
+        let mut hi = 64u32;
+        for i in 0..m {
+            let width = 64 / m + u32::from(i < 64 % m);
+            hi -= width;
+            blocks.push((hi, width));
+        }
+        let mut v = 0u64;
+        for &b in &tables[t] {
+            let (shift, width) = blocks[b];
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            v = if width == 64 { 0 } else { v << width } | ((fp >> shift) & mask);
+        }
+        v
+    }
+
+    #[test]
+    fn keys_match_the_reference_split() {
+        let fps = [
+            0u64,
+            u64::MAX,
+            0x0123_4567_89ab_cdef,
+            0xdead_beef_0000_0007,
+            1 << 63,
+            1,
+        ];
+        for k in 0..=8u32 {
+            for m in k + 1..=(k + 4).min(64) {
+                let Ok(l) = Layout::new(k, m) else { continue };
+                for t in 0..l.tables() {
+                    for &fp in &fps {
+                        assert_eq!(
+                            l.key_value(t, fp),
+                            reference_key_value(k, m, t, fp),
+                            "k={k} m={m} t={t}"
+                        );
+                    }
+                }
+            }
+        }
+        for (k, m) in [(0, 1), (0, 64), (31, 32), (32, 33)] {
+            let l = Layout::new(k, m).unwrap();
+            for t in 0..l.tables() {
+                for &fp in &fps {
+                    assert_eq!(
+                        l.key_value(t, fp),
+                        reference_key_value(k, m, t, fp),
+                        "k={k} m={m} t={t}"
+                    );
+                }
+            }
+        }
     }
 
     proptest! {

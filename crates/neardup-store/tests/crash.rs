@@ -18,6 +18,8 @@ use std::process::{Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use neardup_index::random::SplitMix64;
+
 use neardup_store::{Lsn, Recovered, Store, StoreOptions, SyncMode};
 
 const ROUNDS: u64 = 30;
@@ -133,14 +135,6 @@ fn crash_child() {
     std::process::exit(0);
 }
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 #[test]
 fn acknowledged_records_survive_sigkill() {
     if std::env::var("NEARDUP_CRASH_DIR").is_ok() {
@@ -148,7 +142,7 @@ fn acknowledged_records_survive_sigkill() {
     }
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
-    let mut rng = 0x5EED_2026u64;
+    let mut rng = SplitMix64::new(0x5EED_2026);
     let mut acked: BTreeMap<Lsn, String> = BTreeMap::new();
     let mut snapshot_kills = 0;
     for round in 0..ROUNDS {
@@ -185,14 +179,14 @@ fn acknowledged_records_survive_sigkill() {
         };
         if round % 5 == 4 {
             // Kill early, possibly while the child is still recovering.
-            std::thread::sleep(Duration::from_millis(splitmix(&mut rng) % 30));
+            std::thread::sleep(Duration::from_millis(rng.next() % 30));
         } else if round % 3 == 2 {
             wait_for("READY");
             wait_for("SNAP-BEGIN");
-            std::thread::sleep(Duration::from_micros(splitmix(&mut rng) % 3000));
+            std::thread::sleep(Duration::from_micros(rng.next() % 3000));
         } else {
             wait_for("READY");
-            std::thread::sleep(Duration::from_millis(5 + splitmix(&mut rng) % 200));
+            std::thread::sleep(Duration::from_millis(5 + rng.next() % 200));
         }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();

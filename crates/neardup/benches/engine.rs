@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use neardup::engine::{Decision, Doc, Engine, EngineConfig, ManualClock, SyncMode};
-use neardup::index::gen::SplitMix64;
+use neardup::index::random::SplitMix64;
 use neardup::{FingerprintConfig, Fingerprinter};
 
 /// Where the preloaded engine lives: `NEARDUP_BENCH_DIR` (kept and reused by later runs) or a

@@ -53,7 +53,7 @@ mod plant;
 
 use std::collections::HashMap;
 
-use neardup_index::gen::SplitMix64;
+use neardup_index::random::SplitMix64;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 

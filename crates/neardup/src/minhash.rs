@@ -30,6 +30,7 @@
 //! assert!(j > 0.2 && j < 0.9, "{j}");
 //! ```
 
+use neardup_index::random::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use crate::detect::{Detector, Verdict};
@@ -82,20 +83,6 @@ impl Default for MinHashOptions {
             word_ngram: 3,
             seed: 1,
         }
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014), the parameter stream of the spec.
-#[derive(Debug, Clone)]
-pub(crate) struct SplitMix64(pub(crate) u64);
-
-impl SplitMix64 {
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
     }
 }
 
@@ -163,12 +150,12 @@ impl MinHasher {
                 opts.word_ngram
             )));
         }
-        let mut rng = SplitMix64(opts.seed);
+        let mut rng = SplitMix64::new(opts.seed);
         let mut a = Vec::with_capacity(opts.num_perm);
         let mut b = Vec::with_capacity(opts.num_perm);
         for _ in 0..opts.num_perm {
-            a.push(rng.next_u64() as u32 | 1);
-            b.push(rng.next_u64() as u32);
+            a.push(rng.next() as u32 | 1);
+            b.push(rng.next() as u32);
         }
         Ok(MinHasher {
             opts: opts.clone(),

@@ -314,7 +314,7 @@ fn dedup_sketches_matches_dedup() {
 fn make_set_is_deterministic_and_consistent() {
     let mut sources = Vec::new();
     for i in 0..60u64 {
-        let mut rng = neardup::index::gen::SplitMix64::new(i + 100);
+        let mut rng = neardup::index::random::SplitMix64::new(i + 100);
         let len = [10, 40, 120][i as usize % 3];
         let text: Vec<String> = (0..len)
             .map(|_| {

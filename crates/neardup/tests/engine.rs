@@ -9,7 +9,7 @@ use std::time::Duration;
 use neardup::engine::{
     Content, Decision, Doc, Engine, EngineConfig, EngineError, ManualClock, SyncMode,
 };
-use neardup::index::gen::SplitMix64;
+use neardup::index::random::SplitMix64;
 use neardup::{hamming, FingerprintConfig, Fingerprinter};
 use proptest::prelude::*;
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use neardup::engine::{Decision, Doc, Engine, EngineConfig, SyncMode, SystemClock};
-use neardup::index::gen::SplitMix64;
+use neardup::index::random::SplitMix64;
 use neardup::{FingerprintConfig, Fingerprinter};
 
 const ROUNDS: u64 = 24;

@@ -28,7 +28,7 @@ fn open(dir: &std::path::Path) -> Engine {
 }
 
 fn fp(i: u64) -> u64 {
-    neardup::index::gen::SplitMix64::new(i).next()
+    neardup::index::random::SplitMix64::new(i).next()
 }
 
 /// Stores docs 0..5, arms `point`, runs `fail` (which must fail), then reopens and checks.

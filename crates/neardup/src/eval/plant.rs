@@ -2,7 +2,7 @@
 //!
 //! All text here (templates, ads, phrases) is written for this project.
 
-use neardup_index::gen::SplitMix64;
+use neardup_index::random::SplitMix64;
 
 /// Whether a text is mostly Chinese (decides the language of templates and ads).
 pub(crate) fn is_chinese(text: &str) -> bool {

@@ -1,4 +1,9 @@
-//! Deterministic synthetic fingerprints for tests, benches and the scale example.
+//! Deterministic randomness: [`SplitMix64`], the one generator of the workspace (the MinHash
+//! v1 permutation parameters, the evaluation corpora, tests and benches all draw from it), and
+//! synthetic fingerprints for tests, benches and the scale example.
+//!
+//! Invariant: `SplitMix64::new(seed)` yields the reference SplitMix64 stream (Steele, Lea,
+//! Flood 2014) bit for bit; persisted specs (MinHash v1) depend on it, so it never changes.
 //!
 //! [`corpus`] is the benchmark distribution: uniform 64-bit fingerprints, plus 2% near-duplicates
 //! of an earlier fingerprint at distance 0 to 3 and 1% at distance 4 to 6. [`clustered`] plants
