@@ -50,11 +50,6 @@
 
 mod error;
 pub mod fpfile;
-/// The old name of [`random`] (`gen` is reserved in Rust 2024). Kept only until
-/// `crates/neardup-server/tests/http.rs` and `crates/neardup-cli/tests/integration/index.rs`
-/// say `random`; new code must not use it.
-#[doc(hidden)]
-pub use random as gen;
 mod index;
 mod kernel;
 pub mod layout;

@@ -80,11 +80,10 @@ fn parse() -> Opts {
 }
 
 fn splitmix(s: &mut u64) -> u64 {
+    let mut g = neardup::index::random::SplitMix64::new(*s);
+    let v = g.next();
     *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *s;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    v
 }
 
 /// Documents of about `bytes` bytes cut from the corpus' texts at character boundaries.

@@ -520,7 +520,7 @@ fn concurrent_clients_exactly_one_unique_per_group() {
         .build()
         .unwrap();
     // Distinct random Han texts per group; near copies are the fingerprint with one bit flipped.
-    let mut rng = neardup::index::gen::SplitMix64::new(7);
+    let mut rng = neardup::index::random::SplitMix64::new(7);
     let texts: Vec<String> = (0..GROUPS)
         .map(|_| {
             (0..80)

@@ -29,7 +29,7 @@ fn summary(stderr: &[u8]) -> serde_json::Value {
 }
 
 fn data() -> Vec<u64> {
-    neardup_index::gen::corpus(3000, 11)
+    neardup_index::random::corpus(3000, 11)
 }
 
 #[test]
@@ -105,11 +105,11 @@ fn pairs_to_output_file() {
 fn search_matches_brute_force() {
     let dir = tempfile::tempdir().unwrap();
     let fps = data();
-    let mut rng = neardup_index::gen::SplitMix64::new(5);
+    let mut rng = neardup_index::random::SplitMix64::new(5);
     let queries: Vec<u64> = (0..400)
         .map(|i| {
             if i % 2 == 0 {
-                neardup_index::gen::flip_bits(
+                neardup_index::random::flip_bits(
                     fps[rng.below(3000) as usize],
                     (i % 5) as u32,
                     &mut rng,
