@@ -1,0 +1,72 @@
+//! The configuration recorded in the data directory, how two of them differ, and id checks.
+
+use super::{EngineConfig, EngineError, Result, MAX_ID_BYTES};
+use crate::Fingerprinter;
+
+/// The configuration blob recorded in every store file.
+pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
+    serde_json::json!({
+        "engine": "neardup-engine/1",
+        "detector": cfg.detector,
+        "fingerprint": fp.descriptor(),
+        "distance": cfg.distance,
+        "retention_ms": cfg.retention.as_millis() as u64,
+        "segments": cfg.segments,
+        "max_docs": cfg.max_docs,
+    })
+    .to_string()
+}
+
+/// The first setting on which two configuration blobs (JSON) differ, with both values, e.g.
+/// `retention_ms: stored 172800000, requested 86400000`.
+pub(super) fn config_difference(stored: &[u8], requested: &str) -> String {
+    pub(super) fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Option<String> {
+        use serde_json::Value;
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                // `method` first: another method explains every other difference.
+                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+                keys.sort_by_key(|k| (k.as_str() != "method", k.as_str()));
+                keys.dedup();
+                keys.into_iter().find_map(|k| {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    let null = Value::Null;
+                    walk(&p, x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null))
+                })
+            }
+            _ if a == b => None,
+            _ => Some(format!("{path}: stored {a}, requested {b}")),
+        }
+    }
+    let requested: serde_json::Value =
+        serde_json::from_str(requested).unwrap_or(serde_json::Value::Null);
+    match serde_json::from_slice::<serde_json::Value>(stored) {
+        Ok(stored) => walk("", &stored, &requested)
+            .unwrap_or_else(|| "the same settings, encoded differently".into()),
+        Err(_) => format!(
+            "the stored configuration is not this engine's ({} bytes that are not JSON)",
+            stored.len()
+        ),
+    }
+}
+
+pub(super) fn check_id(id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(EngineError::InvalidId {
+            reason: "the id is empty".into(),
+        });
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(EngineError::InvalidId {
+            reason: format!(
+                "the id is {} bytes long; at most {MAX_ID_BYTES} are allowed",
+                id.len()
+            ),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,303 @@
+//! Check-and-insert: documents are validated and sketched (in parallel), then decided one at a
+//! time under the decide mutex, in arrival order, their log records queued; [`Pending::wait`]
+//! releases the answers once the records are acknowledged.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::config::check_id;
+use super::state::LIVE;
+use super::{
+    lock, records, sketch, Decision, Doc, Engine, EngineError, Key, Outcome, Result, Shared,
+    SyncMode,
+};
+use crate::detect::Stage;
+
+impl Engine {
+    /// Checks `doc` against every live document and stores it if it is unique (and its
+    /// timestamp is inside the window). Returns after the decision is durable (see the module
+    /// docs).
+    ///
+    /// # Errors
+    /// [`EngineError::InvalidId`], [`EngineError::Fingerprint`] for bad input;
+    /// [`EngineError::Store`] / [`EngineError::Unavailable`] when the write could not be made
+    /// durable (the document must then be treated as not stored).
+    pub fn check_and_insert(&self, doc: Doc) -> Result<Outcome> {
+        check_id(&doc.id)?;
+        let key = self.shared.key_of(&doc.content)?;
+        self.check_and_insert_many(vec![(doc.id, key, doc.timestamp_ms)])
+            .pop()
+            .expect("one result")
+    }
+
+    /// [`check_and_insert`](Self::check_and_insert) for many documents: sketches are computed
+    /// in parallel, decisions are taken in order (a later document may be a duplicate of an
+    /// earlier one in the same batch) and share one group commit. One result per input, in
+    /// order.
+    pub fn check_and_insert_batch(&self, docs: Vec<Doc>) -> Vec<Result<Outcome>> {
+        let prepared: Vec<Result<(String, Key, Option<i64>)>> = docs
+            .into_par_iter()
+            .map(|d| {
+                check_id(&d.id)?;
+                let key = self.shared.key_of(&d.content)?;
+                Ok((d.id, key, d.timestamp_ms))
+            })
+            .collect();
+        let mut ok = Vec::new();
+        let mut slots = Vec::with_capacity(prepared.len());
+        for p in prepared {
+            match p {
+                Ok(x) => {
+                    slots.push(None);
+                    ok.push(x);
+                }
+                Err(e) => slots.push(Some(Err(e))),
+            }
+        }
+        let mut results = self.check_and_insert_many(ok).into_iter();
+        slots
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| results.next().expect("one result per document")))
+            .collect()
+    }
+
+    fn check_and_insert_many(&self, docs: Vec<(String, Key, Option<i64>)>) -> Vec<Result<Outcome>> {
+        self.decide_many(docs).wait()
+    }
+
+    /// Validates a document and computes its fingerprint or sketch (CPU-bound, thread-safe:
+    /// run it on as many threads as you like) for [`decide`](Self::decide).
+    ///
+    /// # Errors
+    /// [`EngineError::InvalidId`], [`EngineError::Fingerprint`],
+    /// [`EngineError::TextRequired`].
+    pub fn prepare(&self, doc: Doc) -> Result<PreparedDoc> {
+        check_id(&doc.id)?;
+        let key = self.shared.key_of(&doc.content)?;
+        Ok(PreparedDoc {
+            id: doc.id,
+            key,
+            timestamp_ms: doc.timestamp_ms,
+        })
+    }
+
+    /// The pipelined form of [`check_and_insert_batch`](Self::check_and_insert_batch): takes
+    /// the decisions in order and queues the log records, returning at once; the answers are
+    /// released by [`Pending::wait`] once durable. A single thread calling `decide` while
+    /// another waits lets many requests share one fdatasync without a thread per request.
+    pub fn decide(&self, docs: Vec<PreparedDoc>) -> Pending {
+        self.decide_many(
+            docs.into_iter()
+                .map(|d| (d.id, d.key, d.timestamp_ms))
+                .collect(),
+        )
+    }
+
+    fn decide_many(&self, docs: Vec<(String, Key, Option<i64>)>) -> Pending {
+        let sh = &*self.shared;
+        if let Err(e) = sh.check_writable() {
+            // The reason itself, not the whole message (which would then repeat itself).
+            let reason = match e {
+                EngineError::Unavailable { reason } => reason,
+                e => e.to_string(),
+            };
+            return Pending {
+                shared: Arc::clone(&self.shared),
+                out: docs
+                    .iter()
+                    .map(|_| {
+                        Err(EngineError::Unavailable {
+                            reason: reason.clone(),
+                        })
+                    })
+                    .collect(),
+                tickets: Vec::new(),
+                any_dup: false,
+                last_lsn: 0,
+            };
+        }
+        let mut out = Vec::with_capacity(docs.len());
+        let mut tickets = Vec::new();
+        let mut any_dup = false;
+        let mut blob = Vec::new();
+        let last_lsn;
+        {
+            let _decider = lock(&sh.decide);
+            for (id, key, ts) in docs {
+                let now = sh.now();
+                let ts = ts.map_or(now, |t| t.min(now));
+                let fingerprint = key.fingerprint();
+                let decided = {
+                    let inner = sh.read();
+                    let h = sh.horizon(&inner);
+                    let same = inner
+                        .lookup(&id)
+                        .filter(|&s| {
+                            let s = inner.slab.get(s);
+                            s.state == LIVE && h.live(s.ts)
+                        })
+                        .map(|s| match fingerprint {
+                            Some(fp) => (
+                                s,
+                                Some(crate::hamming(fp, inner.slab.get(s).fp)),
+                                None,
+                                Stage::Id,
+                            ),
+                            None => (s, None, None, Stage::Id),
+                        });
+                    match same.or_else(|| sh.best_match(&inner, h, &key)) {
+                        Some((handle, distance, similarity, stage)) => Err(Decision::Duplicate {
+                            of: inner.slab.id(handle).to_string(),
+                            distance,
+                            similarity,
+                            stage,
+                        }),
+                        None => Ok(h.live(ts)),
+                    }
+                };
+                match decided {
+                    Err(decision) => {
+                        any_dup = true;
+                        sh.duplicates.fetch_add(1, Ordering::Relaxed);
+                        out.push(Ok(Outcome {
+                            fingerprint,
+                            decision,
+                            stored: false,
+                            timestamp_ms: ts,
+                        }));
+                    }
+                    Ok(store_it) => {
+                        if store_it {
+                            blob.clear();
+                            let record = match &key {
+                                Key::Fingerprint(fp) => records::encode_insert(*fp, ts, &id),
+                                Key::Sketch(s) => {
+                                    sketch::encode(s, &mut blob);
+                                    records::encode_sketch_insert(ts, &id, &blob)
+                                }
+                            };
+                            let seq = match sh.store.append(&record) {
+                                Ok(t) => {
+                                    let seq = t.lsn();
+                                    tickets.push((out.len(), t));
+                                    lock(&sh.unacked).push_back((seq, id.clone()));
+                                    seq
+                                }
+                                Err(e) => {
+                                    out.push(Err(sh.fail(e)));
+                                    continue;
+                                }
+                            };
+                            let mut inner = sh.write();
+                            if let Err(e) = sh.apply_insert(&mut inner, key, &blob, seq, ts, &id) {
+                                // Logged but not applicable (index full): refuse further writes.
+                                *lock(&sh.failed) = Some(e.to_string());
+                                out.push(Err(e));
+                                continue;
+                            }
+                            sh.inserted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        out.push(Ok(Outcome {
+                            fingerprint,
+                            decision: Decision::Unique,
+                            stored: store_it,
+                            timestamp_ms: ts,
+                        }));
+                    }
+                }
+            }
+            // Only a duplicate answer needs it (its target may be any earlier record).
+            last_lsn = if any_dup { sh.store.last_lsn() } else { 0 };
+        }
+        Pending {
+            shared: Arc::clone(&self.shared),
+            out,
+            tickets,
+            any_dup,
+            last_lsn,
+        }
+    }
+}
+
+/// A validated, sketched document (from [`Engine::prepare`]).
+#[derive(Debug, Clone)]
+pub struct PreparedDoc {
+    /// Its id.
+    pub id: String,
+    key: Key,
+    /// Its timestamp, if supplied.
+    pub timestamp_ms: Option<i64>,
+}
+
+impl PreparedDoc {
+    /// Its simhash (simhash detector only).
+    pub fn fingerprint(&self) -> Option<u64> {
+        self.key.fingerprint()
+    }
+}
+
+/// Decisions taken by [`Engine::decide`], released by [`wait`](Self::wait) once durable.
+#[must_use = "answers may only be released after Pending::wait"]
+pub struct Pending {
+    shared: Arc<Shared>,
+    out: Vec<Result<Outcome>>,
+    /// `(position in out, ticket)` of each stored document.
+    tickets: Vec<(usize, neardup_store::Ticket)>,
+    any_dup: bool,
+    last_lsn: u64,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("documents", &self.out.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pending {
+    /// Blocks until every stored document is durable (per the sync mode) and every duplicate
+    /// answer points at a durable document; returns one result per document, in order.
+    pub fn wait(self) -> Vec<Result<Outcome>> {
+        let Pending {
+            shared,
+            mut out,
+            tickets,
+            any_dup,
+            last_lsn,
+        } = self;
+        let sh = &*shared;
+        // Records are acknowledged in LSN order, so waiting for the last ticket covers all of
+        // them (one wait instead of one per document); only on failure is each ticket asked.
+        let mut tickets = tickets;
+        if let Some((i, last)) = tickets.pop() {
+            if let Err(e) = last.wait() {
+                out[i] = Err(sh.fail(e));
+                for (i, t) in tickets {
+                    if let Err(e) = t.wait() {
+                        out[i] = Err(sh.fail(e));
+                    }
+                }
+            }
+        }
+        // A duplicate answer may point at a document whose record is not yet durable.
+        if any_dup && sh.cfg.sync == SyncMode::Always && sh.store.durable_lsn() < last_lsn {
+            if let Err(e) = sh.store.sync() {
+                let e = sh.fail(e);
+                sh.settle();
+                let reason = e.to_string();
+                for o in out.iter_mut() {
+                    if o.is_ok() {
+                        *o = Err(EngineError::Unavailable {
+                            reason: reason.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        sh.settle();
+        out
+    }
+}

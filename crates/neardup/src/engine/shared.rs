@@ -1,0 +1,271 @@
+//! What every part of the engine shares: the clock and the horizon, the locks, failure state
+//! and its settlement, and the detector's find paths (simhash runs, `auto` sketch indexes).
+
+use std::sync::atomic::Ordering;
+use std::sync::{RwLockReadGuard, RwLockWriteGuard};
+
+use neardup_index::Layout;
+
+use super::sketch;
+use super::slab::Slot;
+use super::state::{Horizon, Inner, LIVE};
+use super::{lock, Content, EngineError, Key, Result, Shared, SyncMode};
+use crate::detect::{Detector, Stage, Verdict};
+use crate::policy::AutoSketch;
+
+impl Shared {
+    pub(super) fn now(&self) -> i64 {
+        let t = self.clock.now_ms();
+        self.now_hw.fetch_max(t, Ordering::SeqCst).max(t)
+    }
+
+    pub(super) fn horizon(&self, inner: &Inner) -> Horizon {
+        Horizon {
+            expired_at: self.now().saturating_sub(self.retention_ms),
+            floor: inner.floor,
+        }
+    }
+
+    pub(super) fn segment_of(&self, ts: i64) -> i64 {
+        ts.div_euclid(self.segment_ms)
+    }
+
+    /// True when every timestamp of segment `s` is dead under `h`.
+    pub(super) fn segment_dead(&self, s: i64, h: Horizon) -> bool {
+        let last = s
+            .saturating_add(1)
+            .saturating_mul(self.segment_ms)
+            .saturating_sub(1);
+        !h.live(last)
+    }
+
+    pub(super) fn layout_for(&self, n: usize) -> Result<Layout> {
+        let n = n.max(1) as u64;
+        Ok(Layout::plan(
+            n,
+            self.cfg.distance,
+            n.saturating_mul(self.cfg.index_bytes_per_doc),
+        )?)
+    }
+
+    pub(super) fn check_writable(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(EngineError::Unavailable {
+                reason: "the engine has been shut down".into(),
+            });
+        }
+        if let Some(r) = lock(&self.failed).as_ref() {
+            return Err(EngineError::Unavailable { reason: r.clone() });
+        }
+        Ok(())
+    }
+
+    pub(super) fn fail(&self, e: neardup_store::Error) -> EngineError {
+        let mut f = lock(&self.failed);
+        if f.is_none() {
+            *f = Some(e.to_string());
+        }
+        EngineError::Store(e)
+    }
+
+    pub(super) fn read(&self) -> RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn write(&self) -> RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Calls `f(handle, slot, distance)` for every live document within the distance of `fp`
+    /// (a handle may be reported more than once).
+    pub(super) fn for_each_match(
+        &self,
+        inner: &Inner,
+        h: Horizon,
+        fp: u64,
+        mut f: impl FnMut(u32, &Slot, u32),
+    ) {
+        let k = self.cfg.distance;
+        let live_runs = || {
+            inner
+                .segments
+                .iter()
+                .filter(move |(&sid, _)| !self.segment_dead(sid, h))
+                .flat_map(|(_, seg)| {
+                    seg.runs
+                        .iter()
+                        .map(|r| &**r)
+                        .chain(std::iter::once(&seg.head))
+                })
+                .filter(|run| !run.is_empty())
+        };
+        // Issue the cache misses of every run before scanning any (they overlap: one query
+        // probes every run of every live segment).
+        for stage in 0..2 {
+            for run in live_runs() {
+                run.prefetch(fp, k, stage);
+            }
+        }
+        for run in live_runs() {
+            // The distance was validated against the layouts at open.
+            let _ = run.search_with(fp, k, |m| {
+                let s = inner.slab.get(m.handle);
+                if s.state == LIVE && s.fp == m.fingerprint && h.live(s.ts) {
+                    f(m.handle, s, u32::from(m.distance));
+                }
+                std::ops::ControlFlow::Continue(())
+            });
+        }
+    }
+
+    /// The nearest live document (ties: oldest, then lowest handle).
+    pub(super) fn best(&self, inner: &Inner, h: Horizon, fp: u64) -> Option<(u32, u32)> {
+        let mut best: Option<(u32, i64, u32)> = None;
+        self.for_each_match(inner, h, fp, |handle, s, d| {
+            let key = (d, s.ts, handle);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        });
+        best.map(|(d, _, handle)| (handle, d))
+    }
+
+    /// What `c` is checked by under the engine's detector.
+    pub(super) fn key_of(&self, c: &Content) -> Result<Key> {
+        match (&self.auto, c) {
+            (None, Content::Text(t)) => Ok(Key::Fingerprint(self.fingerprinter.simhash(t)?)),
+            (None, Content::Fingerprint(f)) => Ok(Key::Fingerprint(*f)),
+            (Some(a), Content::Text(t)) => Ok(Key::Sketch(a.sketcher.sketch(t)?)),
+            (Some(_), Content::Fingerprint(_)) => Err(EngineError::TextRequired {
+                detector: self.cfg.detector.name(),
+            }),
+        }
+    }
+
+    /// Every live document the sketch is a near-duplicate of, strongest first, as (verdict with
+    /// `of` = handle, arrival sequence).
+    pub(super) fn sketch_matches(
+        &self,
+        inner: &Inner,
+        h: Horizon,
+        s: &AutoSketch,
+    ) -> Vec<(Verdict, u64)> {
+        let mut found = Vec::new();
+        for (&sid, seg) in &inner.segments {
+            if self.segment_dead(sid, h) {
+                continue;
+            }
+            if let Some(x) = &seg.sketches {
+                x.find(s, &mut found);
+            }
+        }
+        found.retain(|(v, seq)| {
+            let slot = inner.slab.get(v.of);
+            slot.state == LIVE && slot.fp == *seq && h.live(slot.ts)
+        });
+        sketch::sort_strongest(&mut found);
+        found
+    }
+
+    /// The strongest live match of `key`: `(handle, distance, similarity, stage)`.
+    pub(super) fn best_match(
+        &self,
+        inner: &Inner,
+        h: Horizon,
+        key: &Key,
+    ) -> Option<(u32, Option<u32>, Option<f64>, Stage)> {
+        match key {
+            Key::Fingerprint(fp) => self
+                .best(inner, h, *fp)
+                .map(|(handle, d)| (handle, Some(d), None, Stage::Simhash)),
+            Key::Sketch(s) => self
+                .sketch_matches(inner, h, s)
+                .first()
+                .map(|(v, _)| (v.of, v.distance, v.similarity, v.stage)),
+        }
+    }
+
+    /// Inserts a document into memory (caller holds the decide mutex and has logged it as
+    /// record `seq`, with `blob` its encoded sketch under the `auto` detector).
+    pub(super) fn apply_insert(
+        &self,
+        inner: &mut Inner,
+        key: Key,
+        blob: &[u8],
+        seq: u64,
+        ts: i64,
+        id: &str,
+    ) -> Result<()> {
+        match (key, &self.auto) {
+            (Key::Fingerprint(fp), _) => {
+                if inner.insert_doc(fp, ts, id, self.segment_ms, &self.head_layout)? {
+                    self.wake.notify_all();
+                }
+            }
+            (Key::Sketch(s), Some(a)) => inner.insert_sketch(
+                seq,
+                ts,
+                id,
+                s,
+                blob,
+                self.segment_ms,
+                &self.head_layout,
+                &|| a.make(),
+            ),
+            (Key::Sketch(_), None) => unreachable!("sketches exist only under the auto detector"),
+        }
+        Ok(())
+    }
+
+    /// Drops from the list of unacknowledged inserts those the store has acknowledged; once
+    /// the engine has failed, takes the rest — whose writes were refused — back out of
+    /// memory, so that no read sees them. Call without holding the engine's locks.
+    pub(super) fn settle(&self) {
+        let ack = self.store.acknowledged_lsn();
+        let refused: Vec<String> = {
+            let mut q = lock(&self.unacked);
+            while q.front().is_some_and(|(lsn, _)| *lsn <= ack) {
+                q.pop_front();
+            }
+            if q.is_empty() || lock(&self.failed).is_none() {
+                return;
+            }
+            q.drain(..).map(|(_, id)| id).collect()
+        };
+        let _decider = lock(&self.decide);
+        let mut inner = self.write();
+        for id in &refused {
+            if let Some(h) = inner.lookup(id) {
+                if inner.slab.get(h).state == LIVE {
+                    inner.remove_doc(h, self.segment_ms);
+                }
+            }
+        }
+    }
+
+    /// Waits until every record appended so far is durable, when the sync mode promises it
+    /// (readers call it before they return a document, which may not be durable yet).
+    pub(super) fn settle_if_failed(&self) {
+        if lock(&self.failed).is_some() {
+            self.settle();
+        }
+    }
+
+    pub(super) fn await_durable(&self) -> Result<()> {
+        if self.cfg.sync == SyncMode::Always
+            && self.store.acknowledged_lsn() < self.store.last_lsn()
+        {
+            if let Err(e) = self.store.sync() {
+                let e = self.fail(e);
+                self.settle();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes a live document from memory (caller holds the decide mutex and has logged it).
+    pub(super) fn apply_remove(&self, inner: &mut Inner, handle: u32) {
+        inner.remove_doc(handle, self.segment_ms);
+    }
+}
