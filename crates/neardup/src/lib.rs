@@ -17,23 +17,20 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod boilerplate;
+// The folders follow the data flow: text → features (`text/`) → sketches (`sketch/`) →
+// detectors (`detect/`) → batch dedup / the online engine (`engine/`) → the store
+// (`neardup-store`). Every module is also reachable at the crate root (`neardup::minhash`, …).
 pub mod dedup;
 pub mod detect;
 pub mod engine;
 pub mod error;
 pub mod eval;
-pub mod exact;
-pub mod features;
-pub mod fingerprint;
-pub mod hash;
-pub mod idf;
-pub mod imatch;
-pub mod minhash;
-pub mod normalize;
-pub mod policy;
-pub mod shorttext;
-pub mod simhash;
+pub mod sketch;
+pub mod text;
+
+pub use detect::{boilerplate, policy, shorttext};
+pub use sketch::{exact, fingerprint, hash, imatch, minhash, simhash};
+pub use text::{features, idf, normalize};
 
 /// The exact Hamming index (re-exported from `neardup-index`).
 pub use neardup_index as index;

@@ -12,7 +12,7 @@
 //!   same order (the online rule, [`crate::dedup::Linkage::Kept`]). Each segment holds its own
 //!   [`crate::policy::AutoDetector`] index (band tables, exact digests, short texts) and the
 //!   encoded sketches (`engine/sketch.rs`). Or simhash within a Hamming distance over
-//!   [`HammingIndex`] runs — the only method for clients that send 64-bit fingerprints.
+//!   [`HammingIndex`](neardup_index::HammingIndex) runs — the only method for clients that send 64-bit fingerprints.
 //! - Durability through [`neardup_store::Store`]: every stored document (with its sketch) and
 //!   every removal is a log record (group commit); the whole state is snapshotted
 //!   periodically (streamed, never held twice in memory) and on [`Engine::shutdown`]. Recovery

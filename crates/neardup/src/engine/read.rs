@@ -11,8 +11,8 @@ impl Engine {
     /// Checks `content` without storing anything: the live near-duplicates, strongest first.
     ///
     /// # Errors
-    /// [`EngineError::Fingerprint`] if the text has no fingerprint or sketch;
-    /// [`EngineError::TextRequired`] for a fingerprint under the `auto` detector.
+    /// [`EngineError::Fingerprint`](super::EngineError::Fingerprint) if the text has no fingerprint or sketch;
+    /// [`EngineError::TextRequired`](super::EngineError::TextRequired) for a fingerprint under the `auto` detector.
     pub fn query(&self, content: &Content) -> Result<QueryResult> {
         self.shared.settle_if_failed();
         let r = self.query_now(content)?;

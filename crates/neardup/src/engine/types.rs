@@ -13,7 +13,7 @@ use crate::policy::PolicyOptions;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EngineError {
-    /// The document id is empty or longer than [`MAX_ID_BYTES`]. Fix: send a non-empty id of at
+    /// The document id is empty or longer than [`MAX_ID_BYTES`](super::MAX_ID_BYTES). Fix: send a non-empty id of at
     /// most 1024 bytes (e.g. the URL or a hash of it).
     #[error("invalid document id: {reason}")]
     InvalidId {
@@ -185,7 +185,7 @@ pub struct EngineConfig {
     /// Snapshot after this many log records (default 4 000 000), bounding restart replay.
     pub snapshot_records: u64,
     /// How often the background task expires, merges and snapshots (default 1 s; `None`: no
-    /// background task — call [`Engine::maintain`] yourself).
+    /// background task — call [`Engine::maintain`](super::Engine::maintain) yourself).
     pub maintenance_interval: Option<Duration>,
     /// Log segment size in bytes (default 64 MiB).
     pub log_segment_bytes: u64,
@@ -212,7 +212,7 @@ impl Default for EngineConfig {
 /// What a document consists of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
-    /// Text, fingerprinted with the engine's [`Fingerprinter`].
+    /// Text, fingerprinted with the engine's [`Fingerprinter`](crate::Fingerprinter).
     Text(String),
     /// A precomputed 64-bit simhash (same configuration as the engine's, or answers are
     /// meaningless).
@@ -222,7 +222,7 @@ pub enum Content {
 /// A document to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Doc {
-    /// Caller's id (1 ..= [`MAX_ID_BYTES`] bytes).
+    /// Caller's id (1 ..= [`MAX_ID_BYTES`](super::MAX_ID_BYTES) bytes).
     pub id: String,
     /// Text or fingerprint.
     pub content: Content,
@@ -275,7 +275,7 @@ pub enum Decision {
     },
 }
 
-/// Result of [`Engine::check_and_insert`].
+/// Result of [`Engine::check_and_insert`](super::Engine::check_and_insert).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// The document's simhash (simhash detector only).
@@ -305,12 +305,12 @@ pub struct Hit {
     pub timestamp_ms: i64,
 }
 
-/// Result of [`Engine::query`].
+/// Result of [`Engine::query`](super::Engine::query).
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryResult {
     /// The query's fingerprint (simhash detector only).
     pub fingerprint: Option<u64>,
-    /// Live near-duplicates, strongest first (then oldest), at most [`MAX_HITS`].
+    /// Live near-duplicates, strongest first (then oldest), at most [`MAX_HITS`](super::MAX_HITS).
     pub hits: Vec<Hit>,
 }
 
@@ -325,7 +325,7 @@ pub struct DocInfo {
     pub timestamp_ms: i64,
 }
 
-/// Counters and sizes reported by [`Engine::stats`].
+/// Counters and sizes reported by [`Engine::stats`](super::Engine::stats).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct EngineStats {

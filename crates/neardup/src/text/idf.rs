@@ -16,9 +16,9 @@ use crate::error::{Error, Result};
 use crate::hash::{xxh3, FastBuild};
 
 /// The bundled jieba IDF dictionary text.
-pub const BUNDLED_IDF: &str = include_str!("../data/jieba_idf.txt");
+pub const BUNDLED_IDF: &str = include_str!("../../data/jieba_idf.txt");
 /// The bundled Chinese and English stop words, one a line.
-pub const BUNDLED_STOPWORDS: &str = include_str!("../data/stopwords.txt");
+pub const BUNDLED_STOPWORDS: &str = include_str!("../../data/stopwords.txt");
 
 /// A word → IDF map with a median for unknown words.
 #[derive(Debug)]

@@ -16,6 +16,10 @@
 //! assert_eq!(d.find(&b)[0].of, 0);
 //! ```
 
+pub mod boilerplate;
+pub mod policy;
+pub mod shorttext;
+
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 use neardup_index::{HammingIndex, Layout};

@@ -1,0 +1,8 @@
+//! Text to features: normalisation ([`normalize`]: HTML to text, NFKC, width, case, space),
+//! feature extraction ([`features`]: jieba TF-IDF words, character and word shingles) and the IDF
+//! dictionaries and stop words they use ([`idf`]). Output depends only on the input and the
+//! options.
+
+pub mod features;
+pub mod idf;
+pub mod normalize;
