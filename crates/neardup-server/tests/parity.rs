@@ -1,6 +1,6 @@
 //! One detector everywhere, through HTTP: a planted set from real corpora streamed in arrival
 //! order through `POST /v1/documents/batch` of a fresh server gets exactly the decisions of
-//! batch dedup with the service's detector (`neardup dedup --no-template`): the same document
+//! batch dedup with the service's detector (`neardup dedup --no-template-veto`): the same document
 //! is answered duplicate, of the same earlier document, by the same stage.
 //!
 //! Real text from `shared/corpora` (`NEARDUP_CORPORA`, default `../shared/corpora` beside the

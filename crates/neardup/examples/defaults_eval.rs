@@ -16,11 +16,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use neardup::boilerplate::{TemplateAware, TemplateOptions};
 use neardup::dedup::{Deduper, Keep, Linkage};
 use neardup::detect::Detector;
 use neardup::eval::{make_set, score, Bucket, Kind, MakeOptions, Prf, SourceDoc, Truth};
 use neardup::policy::{AutoDetector, PolicyOptions};
+use neardup::template_veto::{TemplateVeto, TemplateVetoOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
 
 fn read_jsonl(path: &Path) -> Vec<(String, String)> {
@@ -78,7 +78,7 @@ fn clusters(v: Variant, texts: &[String]) -> Vec<u64> {
     let auto = AutoDetector::new(fp.clone(), opts).unwrap();
     if v.veto {
         run(
-            TemplateAware::new(auto, fp, TemplateOptions::default()).unwrap(),
+            TemplateVeto::new(auto, fp, TemplateVetoOptions::default()).unwrap(),
             texts,
             v.linkage,
         )

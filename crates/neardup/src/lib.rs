@@ -28,7 +28,7 @@ pub mod eval;
 pub mod sketch;
 pub mod text;
 
-pub use detect::{boilerplate, policy, shorttext};
+pub use detect::{policy, shorttext, template_veto};
 pub use sketch::{exact, fingerprint, hash, imatch, minhash, simhash};
 pub use text::{features, idf, normalize};
 

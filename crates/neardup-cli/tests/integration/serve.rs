@@ -278,7 +278,7 @@ fn a_start_that_cannot_listen_writes_nothing() {
 }
 
 /// One detector everywhere: the bundled sample streamed through `neardup serve` gets the
-/// decisions `neardup dedup --no-template` prints for the same file (same duplicate, same
+/// decisions `neardup dedup --no-template-veto` prints for the same file (same duplicate, same
 /// stage); `serve` used to answer with simhash at k = 3 alone.
 #[test]
 fn serve_answers_what_dedup_answers() {
@@ -289,7 +289,12 @@ fn serve_answers_what_dedup_answers() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let out = crate::util::run(
-        &["dedup", "-q", "--no-template", sample.to_str().unwrap()],
+        &[
+            "dedup",
+            "-q",
+            "--no-template-veto",
+            sample.to_str().unwrap(),
+        ],
         None,
     );
     assert!(

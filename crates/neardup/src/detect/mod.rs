@@ -16,9 +16,9 @@
 //! assert_eq!(d.find(&b)[0].of, 0);
 //! ```
 
-pub mod boilerplate;
 pub mod policy;
 pub mod shorttext;
+pub mod template_veto;
 
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
@@ -114,7 +114,7 @@ pub trait Detector: Send + Sync {
     fn name(&self) -> String;
 
     /// Learns corpus statistics from a batch before it is sketched (e.g. lines repeated across
-    /// documents, see [`crate::boilerplate`]). Called serially, in input order, once per batch;
+    /// documents, see [`crate::template_veto`]). Called serially, in input order, once per batch;
     /// the default does nothing.
     fn observe_batch(&self, _texts: &[&str]) {}
 

@@ -12,7 +12,6 @@ mod write;
 
 use std::path::PathBuf;
 
-use neardup::boilerplate::{TemplateAware, TemplateOptions};
 use neardup::dedup::Keep;
 use neardup::detect::{Detector, SimhashDetector};
 use neardup::exact::ExactDetector;
@@ -20,6 +19,7 @@ use neardup::imatch::{IMatchDetector, IMatchOptions};
 use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
 use neardup::policy::{AutoDetector, LongMethod, PolicyOptions};
 use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
+use neardup::template_veto::{TemplateVeto, TemplateVetoOptions};
 use neardup::Fingerprinter;
 
 use super::common::{set_threads, FeatureArgs};
@@ -88,10 +88,10 @@ pub struct Args {
         value_parser = ["auto", "simhash", "minhash", "imatch", "exact", "short"]
     )]
     pub detector: String,
-    /// Do not veto matches that rest only on lines repeated across many documents (a shared
-    /// page template inside the text); the online service decides without it
-    /// (docs/quality.md).
-    #[arg(long)]
+    /// Turn off the template veto, which refuses matches that rest only on lines repeated
+    /// across many documents (a shared page template inside the text); the online service
+    /// decides without it (docs/quality.md). (`--no-template` is the old spelling.)
+    #[arg(long = "no-template-veto", alias = "no-template")]
     pub no_template: bool,
     /// --method simhash: near-duplicates are within this Hamming distance (inclusive), 0 to 63
     /// [default: 3]. Refused with detectors that do not use it.
@@ -293,10 +293,10 @@ fn run_template<D: Detector>(
     } else {
         run_with(
             || {
-                Ok(TemplateAware::new(
+                Ok(TemplateVeto::new(
                     make()?,
                     fp.clone(),
-                    TemplateOptions::default(),
+                    TemplateVetoOptions::default(),
                 )?)
             },
             args,

@@ -1,18 +1,18 @@
-//! Template awareness: different documents that share a long boilerplate template (a site's
+//! The template veto: different documents that share a long boilerplate template (a site's
 //! editor's notes, copyright lines, share prompts inside the article) are not near-duplicates.
 //!
-//! [`TemplateAware`] wraps any [`Detector`]. Before each batch is sketched it counts, per line
-//! (trimmed, at least [`TemplateOptions::min_line_bytes`] bytes), how many documents seen so far
+//! [`TemplateVeto`] wraps any [`Detector`]. Before each batch is sketched it counts, per line
+//! (trimmed, at least [`TemplateVetoOptions::min_line_bytes`] bytes), how many documents seen so far
 //! contain it ([`Detector::observe_batch`]). A line found in at least
-//! [`TemplateOptions::min_docs`] documents is *repeated*. A document's *distinct part* is its
+//! [`TemplateVetoOptions::min_docs`] documents is *repeated*. A document's *distinct part* is its
 //! text without repeated lines; when that part is a substantial share of the document
-//! ([`TemplateOptions::min_distinct_share`] of its non-space characters, not counting *template*
-//! lines — those in at least [`TemplateOptions::template_docs`] documents), the wrapper keeps a
+//! ([`TemplateVetoOptions::min_distinct_share`] of its non-space characters, not counting *template*
+//! lines — those in at least [`TemplateVetoOptions::template_docs`] documents), the wrapper keeps a
 //! MinHash signature of it.
 //!
 //! A match of the inner detector is **vetoed** when both documents have a substantial distinct
 //! part and those parts are dissimilar (estimated Jaccard below
-//! [`TemplateOptions::veto_below`]): the documents agree only on the template. Matches the inner
+//! [`TemplateVetoOptions::veto_below`]): the documents agree only on the template. Matches the inner
 //! detector calls identical (distance 0 or similarity 1) are never vetoed. Syndicated copies
 //! keep matching: when an article is repeated in many documents its own lines are the repeated
 //! ones, so its distinct part is small and no veto applies.
@@ -20,13 +20,13 @@
 //! Deterministic: counts depend only on the batches' contents and order, never on threads.
 //!
 //! ```
-//! use neardup::boilerplate::{TemplateAware, TemplateOptions};
+//! use neardup::template_veto::{TemplateVeto, TemplateVetoOptions};
 //! use neardup::detect::Detector;
 //! use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
 //! use neardup::{FingerprintConfig, Fingerprinter};
 //! let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
 //! let inner = MinHashDetector::new(fp.clone(), MinHashDetectorOptions::default()).unwrap();
-//! let mut d = TemplateAware::new(inner, fp, TemplateOptions::default()).unwrap();
+//! let mut d = TemplateVeto::new(inner, fp, TemplateVetoOptions::default()).unwrap();
 //! let template = "Editor's note: the views expressed here are the author's own.\nCopyright: no part of this article may be reproduced without permission.\nFollow us to receive a daily selection of articles and exclusive material.\n";
 //! let docs: Vec<String> = ["apples grow on trees in the orchard behind the old farmhouse", "the committee approved the budget for new roads and schools", "a storm closed the mountain pass for three days last winter"]
 //!     .iter().map(|body| format!("{body}\n{template}")).collect();
@@ -51,10 +51,10 @@ use crate::hash::{xxh3, FastBuild};
 use crate::minhash::{jaccard_estimate, MinHashOptions, MinHasher, Shingles};
 use crate::normalize::Normalizer;
 
-/// Settings of [`TemplateAware`].
+/// Settings of [`TemplateVeto`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct TemplateOptions {
+pub struct TemplateVetoOptions {
     /// A line is repeated when at least this many documents contain it. Default 3.
     pub min_docs: u32,
     /// Shorter lines (trimmed, in bytes) are never counted. Default 20.
@@ -76,9 +76,9 @@ pub struct TemplateOptions {
     pub template_docs: u32,
 }
 
-impl Default for TemplateOptions {
+impl Default for TemplateVetoOptions {
     fn default() -> Self {
-        TemplateOptions {
+        TemplateVetoOptions {
             min_docs: 3,
             min_line_bytes: 20,
             min_distinct_share: 0.02,
@@ -104,13 +104,13 @@ mod tests {
     use crate::minhash::{MinHashDetector, MinHashDetectorOptions};
     use crate::FingerprintConfig;
 
-    fn detector() -> TemplateAware<MinHashDetector> {
+    fn detector() -> TemplateVeto<MinHashDetector> {
         let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
         let inner = MinHashDetector::new(fp.clone(), MinHashDetectorOptions::default()).unwrap();
-        TemplateAware::new(inner, fp, TemplateOptions::default()).unwrap()
+        TemplateVeto::new(inner, fp, TemplateVetoOptions::default()).unwrap()
     }
 
-    fn run(d: &mut TemplateAware<MinHashDetector>, docs: &[String]) -> Vec<Vec<u32>> {
+    fn run(d: &mut TemplateVeto<MinHashDetector>, docs: &[String]) -> Vec<Vec<u32>> {
         let texts: Vec<&str> = docs.iter().map(|s| s.as_str()).collect();
         d.observe_batch(&texts);
         let mut out = Vec::new();
@@ -242,14 +242,14 @@ mod tests {
 
 /// Wraps a detector to veto matches that rest only on a shared template (see module docs).
 #[derive(Debug)]
-pub struct TemplateAware<D: Detector> {
+pub struct TemplateVeto<D: Detector> {
     inner: D,
     fp: Fingerprinter,
     /// `fp`'s normaliser, for the whole document: the inner detector (`auto`, `minhash`) has
     /// just normalised it with [`Normalizer::normalize_remembered`].
     normalizer: Normalizer,
     hasher: MinHasher,
-    opts: TemplateOptions,
+    opts: TemplateVetoOptions,
     lines: RwLock<HashMap<u64, u32, FastBuild>>,
     /// XXH3 of every document text counted so far: an exact copy (a re-crawl) adds nothing to
     /// the line counts, so its own lines never become "repeated" because of its copies.
@@ -266,9 +266,9 @@ fn non_space_chars(s: &str) -> usize {
     s.chars().filter(|c| !c.is_whitespace()).count()
 }
 
-impl<D: Detector> TemplateAware<D> {
+impl<D: Detector> TemplateVeto<D> {
     /// Wraps `inner`; `fp` normalises the distinct parts (use the inner detector's).
-    pub fn new(inner: D, fp: Fingerprinter, opts: TemplateOptions) -> Result<Self> {
+    pub fn new(inner: D, fp: Fingerprinter, opts: TemplateVetoOptions) -> Result<Self> {
         if opts.min_docs < 2 {
             return Err(Error::Config(format!(
                 "template min_docs = {} must be at least 2",
@@ -294,7 +294,7 @@ impl<D: Detector> TemplateAware<D> {
             char_ngram: 3,
             ..MinHashOptions::default()
         })?;
-        Ok(TemplateAware {
+        Ok(TemplateVeto {
             inner,
             normalizer: Normalizer::new(fp.config().normalize.clone()),
             fp,
@@ -370,7 +370,7 @@ impl<D: Detector> TemplateAware<D> {
     }
 }
 
-impl<D: Detector> Detector for TemplateAware<D> {
+impl<D: Detector> Detector for TemplateVeto<D> {
     type Sketch = TemplateSketch<D::Sketch>;
 
     fn name(&self) -> String {
