@@ -171,6 +171,27 @@ impl AutoDetector {
         })
     }
 
+    /// The MinHash sketch of inserted document `doc` rebuilt from the index (its signature as
+    /// stored for confirmation, its band keys recomputed); `None` when the document has none or
+    /// the index keeps no signatures. Documents must have been inserted in ascending order.
+    pub fn minhash_sketch_of(&self, doc: u32) -> Option<MinHashSketch> {
+        let m = self.minhash.as_ref()?;
+        let signature = m.signature_of(doc)?.to_vec();
+        Some(MinHashSketch {
+            keys: m.band_keys(&signature),
+            signature,
+            shingles: None,
+        })
+    }
+
+    /// Whether the long path's MinHash index keeps each document's signature (so that
+    /// [`AutoDetector::minhash_sketch_of`] can give it back).
+    pub fn keeps_signatures(&self) -> bool {
+        self.minhash
+            .as_ref()
+            .is_some_and(|m| m.confirm() != crate::minhash::Confirm::None)
+    }
+
     /// The path a sketch takes.
     pub fn path(&self, s: &AutoSketch) -> Path {
         if s.chars <= self.opts.short.max_chars {

@@ -20,9 +20,17 @@ const SHORT: u8 = 1;
 const SIMHASH: u8 = 2;
 const MINHASH: u8 = 4;
 const SHINGLES: u8 = 8;
+/// In memory only: the MinHash part is left out (the segment's detector holds the signature and
+/// gives it back for snapshots); never written to disk, refused by [`decode`].
+const STRIPPED: u8 = 16;
 
 /// Appends the encoding of `s` to `out`.
 pub(super) fn encode(s: &AutoSketch, out: &mut Vec<u8>) {
+    encode_with(s, out, false)
+}
+
+/// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]).
+fn encode_with(s: &AutoSketch, out: &mut Vec<u8>, strip: bool) {
     out.push(VERSION);
     out.extend_from_slice(&s.exact.to_le_bytes());
     out.extend_from_slice(&(s.chars.min(u32::MAX as usize) as u32).to_le_bytes());
@@ -34,7 +42,7 @@ pub(super) fn encode(s: &AutoSketch, out: &mut Vec<u8>) {
         flags |= SIMHASH;
     }
     if let Some(m) = &s.minhash {
-        flags |= MINHASH;
+        flags |= if strip { STRIPPED } else { MINHASH };
         if m.shingles.is_some() {
             flags |= SHINGLES;
         }
@@ -50,7 +58,7 @@ pub(super) fn encode(s: &AutoSketch, out: &mut Vec<u8>) {
     if let Some(h) = s.simhash {
         out.extend_from_slice(&h.to_le_bytes());
     }
-    if let Some(m) = &s.minhash {
+    if let Some(m) = s.minhash.as_ref().filter(|_| !strip) {
         out.extend_from_slice(&(m.signature.len() as u16).to_le_bytes());
         for v in &m.signature {
             out.extend_from_slice(&v.to_le_bytes());
@@ -115,6 +123,14 @@ impl<'a> Reader<'a> {
 
 /// Decodes a sketch written by [`encode`]; `Err` says what is wrong.
 pub(super) fn decode(b: &[u8]) -> Result<AutoSketch, String> {
+    if b.get(21).is_some_and(|f| f & STRIPPED != 0) {
+        return Err("a sketch without its MinHash part is not a stored form".into());
+    }
+    decode_any(b)
+}
+
+/// [`decode`], also of a stripped encoding (its `minhash` is then `None`).
+fn decode_any(b: &[u8]) -> Result<AutoSketch, String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
     if v != VERSION {
@@ -125,7 +141,7 @@ pub(super) fn decode(b: &[u8]) -> Result<AutoSketch, String> {
     let exact = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
     let chars = r.u32()? as usize;
     let flags = r.u8()?;
-    if flags & !(SHORT | SIMHASH | MINHASH | SHINGLES) != 0 {
+    if flags & !(SHORT | SIMHASH | MINHASH | SHINGLES | STRIPPED) != 0 {
         return Err(format!("unknown sketch flags {flags:#04x}"));
     }
     let short = if flags & SHORT != 0 {
@@ -206,20 +222,37 @@ impl SketchIndex {
         self.handles.len()
     }
 
-    /// Adds a document (its encoded sketch `blob` is kept for snapshots).
+    /// Adds a document. Its encoded sketch is kept for snapshots — without the MinHash
+    /// signature and band keys when the detector keeps the signature (it gives them back).
     pub(super) fn insert(&mut self, handle: u32, seq: u64, sketch: AutoSketch, blob: &[u8]) {
         let pos = self.handles.len() as u32;
+        let strip = sketch
+            .minhash
+            .as_ref()
+            .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
+        if strip {
+            encode_with(&sketch, &mut self.blobs, true);
+        } else {
+            self.blobs.extend_from_slice(blob);
+        }
         self.det.insert(pos, sketch);
         self.handles.push(handle);
         self.seqs.push(seq);
-        self.blobs.extend_from_slice(blob);
         self.ends.push(self.blobs.len() as u64);
     }
 
-    /// The encoded sketch at `pos`.
-    pub(super) fn blob(&self, pos: usize) -> &[u8] {
+    /// The encoded sketch at `pos`, as [`encode`] wrote it.
+    pub(super) fn blob(&self, pos: usize) -> std::borrow::Cow<'_, [u8]> {
         let start = if pos == 0 { 0 } else { self.ends[pos - 1] } as usize;
-        &self.blobs[start..self.ends[pos] as usize]
+        let b = &self.blobs[start..self.ends[pos] as usize];
+        if b.get(21).is_none_or(|f| f & STRIPPED == 0) {
+            return std::borrow::Cow::Borrowed(b);
+        }
+        let mut s = decode_any(b).expect("a sketch this index encoded");
+        s.minhash = self.det.minhash_sketch_of(pos as u32);
+        let mut full = Vec::with_capacity(b.len() + 600);
+        encode(&s, &mut full);
+        std::borrow::Cow::Owned(full)
     }
 
     /// Every indexed document the sketch is a near-duplicate of, as `(verdict with `of` = its
@@ -281,5 +314,40 @@ mod tests {
             v2[0] = 2;
             assert!(decode(&v2).unwrap_err().contains("version"));
         }
+    }
+
+    /// The index keeps long documents' sketches without their signature (the detector holds
+    /// it) and gives back exactly what `encode` wrote; a stripped encoding is never read back
+    /// as a stored one.
+    #[test]
+    fn index_gives_back_the_full_encoding() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+        let mut idx = SketchIndex::new(AutoDetector::new(fp, PolicyOptions::default()).unwrap());
+        let texts = [
+            "今天天气真好，我们去公园散步吧".to_string(),
+            "the quick brown fox jumps over the lazy dog ".repeat(20),
+            "长文本的例子，".repeat(40),
+        ];
+        let mut blobs = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let s = det.sketch(t).unwrap();
+            let mut b = Vec::new();
+            encode(&s, &mut b);
+            idx.insert(i as u32, i as u64, s, &b);
+            blobs.push(b);
+        }
+        for (i, b) in blobs.iter().enumerate() {
+            assert_eq!(&*idx.blob(i), b.as_slice(), "document {i}");
+        }
+        // The long ones are kept stripped, and a stripped encoding is refused by decode.
+        let kept = idx.blobs.len();
+        assert!(
+            kept < blobs.iter().map(Vec::len).sum::<usize>() / 2,
+            "{kept} bytes kept"
+        );
+        let mut stripped = Vec::new();
+        encode_with(&det.sketch(&texts[1]).unwrap(), &mut stripped, true);
+        assert!(decode(&stripped).is_err());
     }
 }

@@ -101,7 +101,7 @@ fn write_sketches(
                             seq,
                             s.ts,
                             inner.slab.id(h),
-                            x.blob(pos),
+                            &x.blob(pos),
                         );
                         count += 1;
                     }

@@ -567,6 +567,25 @@ impl MinHashDetector {
         self.lsh.params()
     }
 
+    /// The stored signature of document `doc` (needs documents inserted in ascending order, and a
+    /// confirmation that keeps signatures); with [`MinHashDetector::band_keys`] it gives back
+    /// the document's sketch, so an owner need not keep a second copy.
+    pub fn signature_of(&self, doc: u32) -> Option<&[u32]> {
+        let n = self.hasher.num_perm();
+        let i = self.docs.binary_search(&doc).ok()?;
+        self.sigs.get(i * n..(i + 1) * n)
+    }
+
+    /// How candidates are confirmed.
+    pub fn confirm(&self) -> Confirm {
+        self.opts.confirm
+    }
+
+    /// The LSH band keys of a signature.
+    pub fn band_keys(&self, signature: &[u32]) -> Vec<u64> {
+        self.lsh.keys(signature)
+    }
+
     /// The sketch of already-normalised text (`input_bytes` is for the error message).
     pub fn sketch_normalized(&self, text: &str, input_bytes: usize) -> Result<MinHashSketch> {
         let signature = self
