@@ -14,6 +14,18 @@ fn read_lines(p: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// `neardup dedup ARGS` on the BRIDGE documents: its decision lines.
+fn dedup_bridge(args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["dedup", "-q", "--method", "short"];
+    all.extend_from_slice(args);
+    let o = run(&all, Some(BRIDGE.as_bytes()));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// A and B are apart; C, read last, is near both and joins their clusters.
 const BRIDGE: &str =
     "{\"id\":\"A\",\"text\":\"the quick brown fox jumps over the lazy dog near the river bank\"}\n\
@@ -65,39 +77,16 @@ fn removed_lists_each_removed_document_with_its_reason_and_provenance() {
 fn keep_first_marks_a_kept_document_whose_cluster_was_bridged() {
     // The default (online) rule: C joins the cluster of its strongest match; A and B stay
     // apart, one kept document each.
-    let o = run(
-        &["dedup", "-q", "--method", "short"],
-        Some(BRIDGE.as_bytes()),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let d: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let d = dedup_bridge(&[]);
     assert_eq!(d[0]["duplicate_of"], Value::Null);
     assert_eq!(d[1]["duplicate_of"], Value::Null);
     assert_ne!(d[0]["cluster"], d[1]["cluster"]);
     let kept_of_c = if d[2]["duplicate_of"] == "A" { 0 } else { 1 };
     assert_eq!(d[2]["cluster"], d[kept_of_c]["cluster"]);
     assert_eq!(d[2]["stage"], "short");
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("shares_cluster_with"));
+    assert!(d.iter().all(|l| l.get("shares_cluster_with").is_none()));
     // Single linkage: C bridges A and B into one cluster holding two kept documents.
-    let o = run(
-        &[
-            "dedup",
-            "-q",
-            "--method",
-            "short",
-            "--linkage",
-            "components",
-        ],
-        Some(BRIDGE.as_bytes()),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let d: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let d = dedup_bridge(&["--linkage", "components"]);
     // A and B were both kept on arrival; C joined them into one cluster.
     assert_eq!(d[0]["duplicate_of"], Value::Null);
     assert_eq!(d[1]["duplicate_of"], Value::Null);
