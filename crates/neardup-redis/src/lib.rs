@@ -72,7 +72,6 @@
 
 mod answer;
 mod backend;
-mod clock;
 mod cluster;
 mod conn;
 mod error;
@@ -89,10 +88,10 @@ mod stats;
 
 pub use answer::{Decision, DocInfo, Hit, Outcome, RedisStats};
 pub use backend::RedisBackend;
-pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, Result};
 pub use keys::ID_BUCKET_BITS;
 pub use layout::Layout;
 pub use lookup::MAX_HITS;
 pub use member::MAX_ID_BYTES;
+pub use neardup_clock::{Clock, ManualClock, SystemClock};
 pub use options::RedisOptions;

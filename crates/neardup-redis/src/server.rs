@@ -232,14 +232,3 @@ impl Backend for RedisHttpBackend {
         Box::pin(async move { Ok(()) })
     }
 }
-
-/// The engine's clock as this crate's [`Clock`](crate::Clock), so a Redis backend and an
-/// embedded engine can share one (e.g. a `ManualClock` in tests).
-#[derive(Debug, Clone)]
-pub struct EngineClock(pub Arc<dyn engine::Clock>);
-
-impl crate::Clock for EngineClock {
-    fn now_ms(&self) -> i64 {
-        self.0.now_ms()
-    }
-}

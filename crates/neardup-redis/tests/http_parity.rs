@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::{RedisCluster, RedisServer};
 use neardup::engine::{Engine, EngineConfig, ManualClock};
-use neardup_redis::server::{EngineClock, RedisHttpBackend};
+use neardup_redis::server::RedisHttpBackend;
 use neardup_redis::RedisOptions;
 use neardup_server::client::Client;
 use neardup_server::{serve, Backend, EngineBackend, ServerConfig};
@@ -129,7 +129,7 @@ fn parity(redis_url: &str, seed: u64, steps: usize) {
                     ..RedisOptions::default()
                 },
                 fingerprinter,
-                Arc::new(EngineClock(clock.clone())),
+                clock.clone(),
             )
             .await
             .unwrap(),

@@ -1,8 +1,8 @@
 //! The engine's public types: errors, clocks, configuration, documents and answers.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use std::time::Duration;
 
 pub use neardup_store::SyncMode;
 
@@ -79,55 +79,7 @@ pub enum EngineError {
 /// Result alias of the engine.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
-/// Source of "now" in milliseconds since the Unix epoch. Tests use [`ManualClock`].
-pub trait Clock: Send + Sync + std::fmt::Debug {
-    /// Milliseconds since the Unix epoch.
-    fn now_ms(&self) -> i64;
-}
-
-/// The system clock.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> i64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0)
-    }
-}
-
-/// A clock that moves only when told to (tests, simulations).
-#[derive(Debug)]
-pub struct ManualClock {
-    ms: AtomicI64,
-}
-
-impl ManualClock {
-    /// A clock showing `ms` milliseconds since the epoch.
-    pub fn new(ms: i64) -> ManualClock {
-        ManualClock {
-            ms: AtomicI64::new(ms),
-        }
-    }
-
-    /// Sets the time.
-    pub fn set(&self, ms: i64) {
-        self.ms.store(ms, Ordering::SeqCst);
-    }
-
-    /// Moves the time forward by `d`.
-    pub fn advance(&self, d: Duration) {
-        self.ms.fetch_add(d.as_millis() as i64, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.ms.load(Ordering::SeqCst)
-    }
-}
+pub use neardup_clock::{Clock, ManualClock, SystemClock};
 
 /// How the engine decides that two documents are near-duplicates.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

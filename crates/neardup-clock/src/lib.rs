@@ -1,7 +1,20 @@
-//! Where does "now" come from? The [`Clock`] trait, the system clock and a manual clock.
+//! # neardup-clock
 //!
-//! Invariant: a clock answers milliseconds since the Unix epoch; the backend never lets its
-//! own "now" go backwards (it keeps a high-water mark, see `RedisBackend::now`).
+//! Where does "now" come from? The [`Clock`] trait, the [`SystemClock`] and a [`ManualClock`]
+//! that moves only when told to — one definition for the embedded engine and the Redis backend,
+//! so one clock can drive both (as the tests do).
+//!
+//! Invariant: a clock answers milliseconds since the Unix epoch. Its users keep their own
+//! high-water mark, so that their "now" never goes backwards.
+//!
+//! ```
+//! use neardup_clock::{Clock, ManualClock};
+//! use std::time::Duration;
+//! let c = ManualClock::new(1_000);
+//! c.advance(Duration::from_secs(2));
+//! assert_eq!(c.now_ms(), 3_000);
+//! ```
+#![warn(missing_docs)]
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
