@@ -11,7 +11,8 @@
 //! start of `Engine::open` and its return: torn-tail truncation, file cleanup, index builds,
 //! the end-of-open merge), so the next recovery starts from a half-recovered directory;
 //! every document a `dup` answer pointed at is present; and nothing is duplicated (no stored
-//! document has another stored document within the distance).
+//! document has another stored document within the distance). Run under both detectors: simhash
+//! (fingerprints) and `auto` (texts, whose sketches go into the log and the snapshots).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -19,16 +20,25 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use neardup::engine::{Decision, Doc, Engine, EngineConfig, SyncMode, SystemClock};
+use neardup::engine::{Decision, Doc, Engine, EngineConfig, EngineDetector, SyncMode, SystemClock};
 use neardup::index::random::SplitMix64;
 use neardup::{FingerprintConfig, Fingerprinter};
 
 const ROUNDS: u64 = 24;
 const THREADS: u64 = 4;
 
-fn cfg() -> EngineConfig {
+/// The detector under test: `NEARDUP_ENGINE_CRASH_DETECTOR` = `auto` or `simhash` (default).
+fn auto() -> bool {
+    std::env::var("NEARDUP_ENGINE_CRASH_DETECTOR").is_ok_and(|d| d == "auto")
+}
+
+fn cfg(auto: bool) -> EngineConfig {
     EngineConfig {
-        detector: neardup::engine::EngineDetector::Simhash,
+        detector: if auto {
+            EngineDetector::default()
+        } else {
+            EngineDetector::Simhash
+        },
         sync: SyncMode::Always,
         log_segment_bytes: 4096,
         snapshot_records: 150,
@@ -37,15 +47,39 @@ fn cfg() -> EngineConfig {
     }
 }
 
-fn open(dir: &str) -> Engine {
-    open_with(
-        dir,
-        Fingerprinter::new(FingerprintConfig::default()).unwrap(),
-    )
+fn open_with(dir: &str, fp: Fingerprinter, auto: bool) -> Engine {
+    Engine::open(dir, fp, cfg(auto), Arc::new(SystemClock)).expect("recovery")
 }
 
-fn open_with(dir: &str, fp: Fingerprinter) -> Engine {
-    Engine::open(dir, fp, cfg(), Arc::new(SystemClock)).expect("recovery")
+/// The text of cluster `c` with the words at positions `m1`, `m2` replaced: members of one
+/// cluster are near-duplicates under the `auto` detector, clusters are far apart.
+fn text(c: u64, m1: u64, m2: u64) -> String {
+    let mut g = SplitMix64::new(c + 7_000);
+    (0..60u64)
+        .map(|i| {
+            let w = g.next();
+            let w = if i == m1 % 60 || i == m2 % 60 {
+                w ^ (i + 1)
+            } else {
+                w
+            };
+            format!("w{:x}", w % 100_000)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The document a child submits: under simhash a fingerprint (printed as is), under auto a
+/// text (printed as `c:m1:m2`, from which [`text`] rebuilds it).
+fn document(id: String, c: u64, rng: &mut SplitMix64, auto: bool) -> (Doc, String) {
+    if auto {
+        let (m1, m2) = (rng.below(60), rng.below(60));
+        (Doc::text(id, text(c, m1, m2)), format!("{c}:{m1}:{m2}"))
+    } else {
+        let centre = SplitMix64::new(c + 1_000).next();
+        let fp = centre ^ (1u64 << rng.below(64)) ^ (1u64 << rng.below(64));
+        (Doc::fingerprint(id, fp), fp.to_string())
+    }
 }
 
 #[test]
@@ -60,7 +94,8 @@ fn engine_crash_child() {
     // The dictionary loads first, so that OPENING .. READY is the recovery alone.
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     println!("\nOPENING");
-    let engine = Arc::new(open_with(&dir, fp));
+    let auto = auto();
+    let engine = Arc::new(open_with(&dir, fp, auto));
     println!("\nREADY");
     let mut handles = Vec::new();
     for t in 0..THREADS {
@@ -68,34 +103,31 @@ fn engine_crash_child() {
         handles.push(std::thread::spawn(move || {
             let mut rng = SplitMix64::new(round * 100 + t);
             for i in 0.. {
-                // 64 clusters around fixed centres; members differ by up to 2 bits.
+                // 64 clusters around fixed centres; members differ by up to 2 bits (simhash)
+                // or 2 words (auto).
                 let c = rng.below(64);
-                let centre = SplitMix64::new(c + 1_000).next();
-                let fp = centre ^ (1u64 << rng.below(64)) ^ (1u64 << rng.below(64));
                 let id = format!("r{round}-t{t}-{i}");
+                let (doc, key) = document(id.clone(), c, &mut rng, auto);
                 let batch = rng.below(4) == 0;
+                let mut keys = vec![key];
                 let outcomes = if batch {
-                    let fp2 = SplitMix64::new(rng.next()).next();
-                    engine.check_and_insert_batch(vec![
-                        Doc::fingerprint(id.clone(), fp),
-                        Doc::fingerprint(format!("{id}b"), fp2),
-                    ])
+                    let far = 100 + rng.below(1 << 30);
+                    let (doc2, key2) = document(format!("{id}b"), far, &mut rng, auto);
+                    keys.push(key2);
+                    engine.check_and_insert_batch(vec![doc, doc2])
                 } else {
-                    vec![engine.check_and_insert(Doc::fingerprint(id.clone(), fp))]
+                    vec![engine.check_and_insert(doc)]
                 };
                 let mut out = String::new();
                 for (n, o) in outcomes.into_iter().enumerate() {
                     let o = o.expect("check");
                     let id = if n == 0 { id.clone() } else { format!("{id}b") };
+                    let key = &keys[n];
                     match o.decision {
-                        Decision::Unique => out.push_str(&format!(
-                            "ACK {id} {} unique -\n",
-                            o.fingerprint.unwrap_or(0)
-                        )),
-                        Decision::Duplicate { of, .. } => out.push_str(&format!(
-                            "ACK {id} {} dup {of}\n",
-                            o.fingerprint.unwrap_or(0)
-                        )),
+                        Decision::Unique => out.push_str(&format!("ACK {id} {key} unique -\n")),
+                        Decision::Duplicate { of, .. } => {
+                            out.push_str(&format!("ACK {id} {key} dup {of}\n"))
+                        }
                     }
                 }
                 // One write(2) per answer group: printed whole or not at all.
@@ -112,11 +144,24 @@ fn acknowledged_documents_survive_sigkill() {
     if std::env::var("NEARDUP_ENGINE_CRASH_DIR").is_ok() {
         return;
     }
+    crash_rounds(false);
+}
+
+/// The same under the `auto` detector: sketches in the log and the snapshots.
+#[test]
+fn acknowledged_documents_survive_sigkill_auto() {
+    if std::env::var("NEARDUP_ENGINE_CRASH_DIR").is_ok() {
+        return;
+    }
+    crash_rounds(true);
+}
+
+fn crash_rounds(auto: bool) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap().to_string();
     let exe = std::env::current_exe().unwrap();
     let mut rng = SplitMix64::new(42);
-    let mut unique: HashMap<String, u64> = HashMap::new();
+    let mut unique: HashMap<String, String> = HashMap::new();
     let mut pointed: Vec<String> = Vec::new();
     let mut recovery_us = 1_000u64;
     let mut killed_in_recovery = 0;
@@ -130,6 +175,10 @@ fn acknowledged_documents_survive_sigkill() {
             ])
             .env("NEARDUP_ENGINE_CRASH_DIR", &d)
             .env("NEARDUP_ENGINE_CRASH_ROUND", round.to_string())
+            .env(
+                "NEARDUP_ENGINE_CRASH_DETECTOR",
+                if auto { "auto" } else { "simhash" },
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -195,7 +244,7 @@ fn acknowledged_documents_survive_sigkill() {
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() == 5 && f[0] == "ACK" {
                 if f[3] == "unique" {
-                    unique.insert(f[1].to_string(), f[2].parse().unwrap());
+                    unique.insert(f[1].to_string(), f[2].to_string());
                 } else {
                     pointed.push(f[4].to_string());
                 }
@@ -215,14 +264,26 @@ fn acknowledged_documents_survive_sigkill() {
         "too few acknowledgements ({}) to mean anything",
         unique.len()
     );
-    let engine = open(&d);
-    for (id, &fp) in &unique {
+    let engine = open_with(
+        &d,
+        Fingerprinter::new(FingerprintConfig::default()).unwrap(),
+        auto,
+    );
+    for (id, key) in &unique {
         let got = engine
             .get(id)
             .unwrap_or_else(|| panic!("acknowledged {id} lost"));
-        assert_eq!(got.fingerprint, Some(fp));
-        let hits = engine.query_fingerprint(fp).hits;
+        let hits = if auto {
+            let k: Vec<u64> = key.split(':').map(|x| x.parse().unwrap()).collect();
+            let content = neardup::engine::Content::Text(text(k[0], k[1], k[2]));
+            engine.query(&content).unwrap().hits
+        } else {
+            let fp: u64 = key.parse().unwrap();
+            assert_eq!(got.fingerprint, Some(fp));
+            engine.query_fingerprint(fp).hits
+        };
         assert_eq!(hits.len(), 1, "{id} has stored near-duplicates: {hits:?}");
+        assert_eq!(&hits[0].id, id);
     }
     for id in &pointed {
         assert!(
