@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::fp;
-use crate::error::{IoContext, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::format::{self, SEGMENT_MAGIC};
 use crate::Lsn;
 
@@ -56,4 +56,31 @@ pub(super) fn map_file(path: &Path) -> Result<Option<Mmap>> {
     // the file; the store itself never rewrites bytes that were mapped.
     let map = unsafe { Mmap::map(&f) }.at(path)?;
     Ok(Some(map))
+}
+
+/// Maps the store file at `path` and checks its header: `magic`, format version, the LSN its
+/// name gives and the owner's `config`; returns the mapping and the header's length (where
+/// the body starts).
+pub(super) fn map_checked(
+    path: &Path,
+    magic: &[u8; 8],
+    lsn: Lsn,
+    config: &[u8],
+) -> Result<(Mmap, usize)> {
+    let map = map_file(path)?.ok_or_else(|| Error::NotStoreFile { path: path.into() })?;
+    let h = format::decode_header(&map, magic, path)?;
+    if h.lsn != lsn {
+        return Err(Error::CorruptHeader {
+            path: path.into(),
+            reason: format!("header LSN {} disagrees with the file name", h.lsn),
+        });
+    }
+    if h.config != config {
+        return Err(Error::ConfigMismatch {
+            path: path.into(),
+            stored: h.config.to_vec(),
+        });
+    }
+    let len = h.len;
+    Ok((map, len))
 }

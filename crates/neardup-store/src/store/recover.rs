@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::commit::Tail;
-use super::files::{create_segment, map_file, sync_dir};
+use super::files::{create_segment, map_checked, map_file, sync_dir};
 use super::snapshot::load_snapshot;
 use super::{StoreOptions, SyncMode};
 use crate::error::{Error, IoContext, Result};
@@ -251,22 +251,7 @@ fn verify_log(dir: &Path, segments: &[Lsn], snap_lsn: Lsn, config: &[u8]) -> Res
 /// Maps segment `base` and checks its header (magic, version, LSN, config);
 /// returns the mapping and the offset of its first frame.
 fn open_segment(path: &Path, base: Lsn, config: &[u8]) -> Result<(Mmap, usize)> {
-    let map = map_file(path)?.ok_or_else(|| Error::NotStoreFile { path: path.into() })?;
-    let h = format::decode_header(&map, &SEGMENT_MAGIC, path)?;
-    if h.lsn != base {
-        return Err(Error::CorruptHeader {
-            path: path.into(),
-            reason: format!("header LSN {} disagrees with the file name", h.lsn),
-        });
-    }
-    if h.config != config {
-        return Err(Error::ConfigMismatch {
-            path: path.into(),
-            stored: h.config.to_vec(),
-        });
-    }
-    let start = h.len;
-    Ok((map, start))
+    map_checked(path, &SEGMENT_MAGIC, base, config)
 }
 
 /// Cuts the last segment at `off` (its first bad frame), syncs it and maps it

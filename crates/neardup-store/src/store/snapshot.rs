@@ -18,7 +18,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::commit::Shared;
-use super::files::{map_file, sync_dir};
+use super::files::{map_checked, sync_dir};
 use super::{fp, lock, SnapshotInfo};
 use crate::error::{Error, IoContext, Result};
 use crate::format::{self, SNAPSHOT_MAGIC, TRAILER_LEN};
@@ -167,25 +167,11 @@ where
 
 /// Maps and verifies the snapshot at `path`, named for `lsn`, written under `config`.
 pub(super) fn load_snapshot(path: &Path, lsn: Lsn, config: &[u8]) -> Result<Snapshot> {
-    let map = map_file(path)?.ok_or_else(|| Error::NotStoreFile { path: path.into() })?;
-    let h = format::decode_header(&map, &SNAPSHOT_MAGIC, path)?;
-    if h.lsn != lsn {
-        return Err(Error::CorruptHeader {
-            path: path.into(),
-            reason: format!("header LSN {} disagrees with the file name", h.lsn),
-        });
-    }
-    if h.config != config {
-        return Err(Error::ConfigMismatch {
-            path: path.into(),
-            stored: h.config.to_vec(),
-        });
-    }
+    let (map, hl) = map_checked(path, &SNAPSHOT_MAGIC, lsn, config)?;
     let corrupt = |reason: String| Error::CorruptSnapshot {
         path: path.into(),
         reason,
     };
-    let hl = h.len;
     if map.len() < hl + TRAILER_LEN {
         return Err(corrupt("file ends before the trailer".into()));
     }
