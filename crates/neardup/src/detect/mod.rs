@@ -18,6 +18,7 @@
 
 pub mod policy;
 pub mod shorttext;
+pub mod spec;
 pub mod template_veto;
 
 use crate::error::{Error, Result};

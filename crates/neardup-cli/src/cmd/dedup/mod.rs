@@ -13,21 +13,18 @@ mod write;
 use std::path::PathBuf;
 
 use neardup::dedup::Keep;
-use neardup::detect::{Detector, SimhashDetector};
-use neardup::exact::ExactDetector;
-use neardup::imatch::{IMatchDetector, IMatchOptions};
-use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
-use neardup::policy::{AutoDetector, LongMethod, PolicyOptions};
-use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
-use neardup::template_veto::{TemplateVeto, TemplateVetoOptions};
-use neardup::Fingerprinter;
+use neardup::detect::spec::{DetectorSpec, WithDetector};
+use neardup::detect::Detector;
+use neardup::policy::{LongMethod, PolicyOptions};
 
 use super::common::{set_threads, FeatureArgs};
 use crate::input::InputArgs;
 use pipeline::run_with;
 
-/// Default Hamming distance of the simhash detectors.
-const DEFAULT_DISTANCE: u32 = 3;
+/// Default Hamming distance of the simhash detectors (the library's, in one place).
+fn default_distance() -> u32 {
+    DetectorSpec::default().distance
+}
 /// Default Jaccard threshold of the MinHash detectors (the library's, in one place).
 const DEFAULT_THRESHOLD: f64 = neardup::minhash::DEFAULT_THRESHOLD;
 
@@ -154,7 +151,7 @@ fn parse_threshold(s: &str) -> Result<f64, String> {
 impl Args {
     /// The Hamming distance in force.
     fn distance(&self) -> u32 {
-        self.distance.unwrap_or(DEFAULT_DISTANCE)
+        self.distance.unwrap_or_else(default_distance)
     }
 
     /// The linkage in force.
@@ -210,98 +207,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if keep == Keep::Longest && args.kept.is_some() && reads_stdin(&args.inputs) {
         anyhow::bail!("--keep longest with --kept reads the input twice, which standard input cannot be; name the input files, or use --keep first");
     }
-    // Every detector is built twice, identically: one sketches batch N + 1 while the other
-    // decides batch N (see `pipeline::run_with`).
-    match args.detector.as_str() {
-        "simhash" => {
-            let fp = args.features.fingerprinter()?;
-            fp.warm_up();
-            let k = args.distance();
-            run_with(|| Ok(SimhashDetector::new(fp.clone(), k)?), &args, keep)
-        }
-        "minhash" => {
-            let fp = args.features.fingerprinter()?;
-            let mut opts = MinHashDetectorOptions::default();
-            opts.lsh.threshold = args.threshold();
-            run_template(
-                || Ok(MinHashDetector::new(fp.clone(), opts.clone())?),
-                &fp,
-                &args,
-                keep,
-            )
-        }
-        "imatch" => {
-            let fp = args.features.fingerprinter()?;
-            fp.warm_up();
-            run_with(
-                || Ok(IMatchDetector::new(&fp, IMatchOptions::default())?),
-                &args,
-                keep,
-            )
-        }
-        "exact" => {
-            let fp = args.features.fingerprinter()?;
-            run_with(|| Ok(ExactDetector::new(fp.clone())), &args, keep)
-        }
-        "short" => {
-            let fp = args.features.fingerprinter()?;
-            run_with(
-                || {
-                    Ok(ShortTextDetector::new(
-                        fp.clone(),
-                        ShortTextOptions::default(),
-                    )?)
-                },
-                &args,
-                keep,
-            )
-        }
-        "auto" => {
-            let fp = args.features.fingerprinter()?;
-            let mut opts = PolicyOptions {
-                simhash_k: args.distance(),
-                ..PolicyOptions::default()
-            };
-            opts.minhash.lsh.threshold = args.threshold();
-            // Only the simhash long path uses the feature method (jieba's dictionary, ~0.1 s
-            // to load); the MinHash and short paths hash characters or words.
-            if opts.long != LongMethod::Minhash {
-                fp.warm_up();
-            }
-            run_template(
-                || Ok(AutoDetector::new(fp.clone(), opts.clone())?),
-                &fp,
-                &args,
-                keep,
-            )
-        }
-        other => anyhow::bail!(
-            "unknown --method `{other}`; use auto, simhash, minhash, imatch, exact or short"
-        ),
-    }
+    // The library builds the detector the flags name; the pipeline builds it twice,
+    // identically: one sketches batch N + 1 while the other decides batch N.
+    let spec = DetectorSpec {
+        method: args.detector.parse()?,
+        distance: args.distance(),
+        threshold: args.threshold(),
+        template_veto: !args.no_template,
+    };
+    let fp = args.features.fingerprinter()?;
+    spec.build(&fp, Pipeline { args: &args, keep })
 }
 
-/// Runs the detectors `make` builds, wrapped in the template veto unless `--no-template`.
-fn run_template<D: Detector>(
-    make: impl Fn() -> anyhow::Result<D>,
-    fp: &Fingerprinter,
-    args: &Args,
+/// The pipeline, run with whatever detector the spec names.
+struct Pipeline<'a> {
+    args: &'a Args,
     keep: Keep,
-) -> anyhow::Result<()> {
-    if args.no_template {
-        run_with(make, args, keep)
-    } else {
-        run_with(
-            || {
-                Ok(TemplateVeto::new(
-                    make()?,
-                    fp.clone(),
-                    TemplateVetoOptions::default(),
-                )?)
-            },
-            args,
-            keep,
-        )
+}
+
+impl WithDetector for Pipeline<'_> {
+    type Output = anyhow::Result<()>;
+    fn with<D: Detector>(self, make: impl Fn() -> neardup::Result<D>) -> anyhow::Result<()> {
+        run_with(|| Ok(make()?), self.args, self.keep)
     }
 }
 

@@ -1,0 +1,209 @@
+//! Which detector, with which settings: a typed description ([`DetectorSpec`]) that every face
+//! builds from (the `dedup` command's flags, a program's configuration), so the defaults live in
+//! one place and the detector is built the same way everywhere.
+//!
+//! Detectors have different sketch types, so [`DetectorSpec::build`] hands a *maker* of the
+//! chosen detector to a [`WithDetector`] visitor, which is generic over the detector type (the
+//! batch pipeline builds two identical detectors: one sketches the next batch while the other
+//! decides).
+//!
+//! ```
+//! use neardup::dedup::{Deduper, Keep};
+//! use neardup::detect::spec::{DetectorSpec, WithDetector};
+//! use neardup::detect::Detector;
+//! use neardup::{FingerprintConfig, Fingerprinter};
+//!
+//! /// Deduplicates a few texts with whatever detector the spec names.
+//! struct Run<'a>(&'a [&'a str]);
+//! impl WithDetector for Run<'_> {
+//!     type Output = neardup::Result<Vec<Option<u32>>>;
+//!     fn with<D: Detector>(self, make: impl Fn() -> neardup::Result<D>) -> Self::Output {
+//!         let mut dd = Deduper::new(make()?);
+//!         dd.push_batch(self.0).map_err(|e| e.source)?;
+//!         Ok(dd.finish(Keep::First).outcomes.iter().map(|o| o.duplicate_of).collect())
+//!     }
+//! }
+//! let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+//! let texts = ["the cat sat on the mat", "the cat sat on a mat", "a different text entirely"];
+//! let out = DetectorSpec::default().build(&fp, Run(&texts)).unwrap();
+//! assert_eq!(out, [None, Some(0), None]);
+//! ```
+
+use crate::detect::template_veto::{TemplateVeto, TemplateVetoOptions};
+use crate::detect::{Detector, SimhashDetector};
+use crate::error::{Error, Result};
+use crate::exact::ExactDetector;
+use crate::fingerprint::Fingerprinter;
+use crate::imatch::{IMatchDetector, IMatchOptions};
+use crate::minhash::{MinHashDetector, MinHashDetectorOptions, DEFAULT_THRESHOLD};
+use crate::policy::{AutoDetector, LongMethod, PolicyOptions};
+use crate::shorttext::{ShortTextDetector, ShortTextOptions};
+
+/// The detector methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Exact digest, then the short-text path, then MinHash LSH ([`crate::policy`]).
+    #[default]
+    Auto,
+    /// Simhash within a Hamming distance.
+    Simhash,
+    /// MinHash LSH alone.
+    Minhash,
+    /// I-Match alone.
+    Imatch,
+    /// The exact digest alone.
+    Exact,
+    /// The short-text path alone.
+    Short,
+}
+
+impl Method {
+    /// Every method, in the order the command line lists them.
+    pub const ALL: [Method; 6] = [
+        Method::Auto,
+        Method::Simhash,
+        Method::Minhash,
+        Method::Imatch,
+        Method::Exact,
+        Method::Short,
+    ];
+
+    /// Its name (`auto`, `simhash`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "auto",
+            Method::Simhash => "simhash",
+            Method::Minhash => "minhash",
+            Method::Imatch => "imatch",
+            Method::Exact => "exact",
+            Method::Short => "short",
+        }
+    }
+
+    /// Whether the method reads the Hamming distance ([`DetectorSpec::distance`]).
+    pub fn uses_distance(self) -> bool {
+        self == Method::Simhash
+    }
+
+    /// Whether the method reads the Jaccard threshold ([`DetectorSpec::threshold`]).
+    pub fn uses_threshold(self) -> bool {
+        matches!(self, Method::Minhash | Method::Auto)
+    }
+
+    /// Whether the template veto wraps the method by default (the set-similarity methods,
+    /// which a long shared template can fool).
+    pub fn vetoed(self) -> bool {
+        matches!(self, Method::Minhash | Method::Auto)
+    }
+}
+
+impl std::str::FromStr for Method {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Method> {
+        Method::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "unknown method `{s}`; use auto, simhash, minhash, imatch, exact or short"
+                ))
+            })
+    }
+}
+
+/// A detector and its settings; [`Default`] is the defaults of `neardup dedup`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetectorSpec {
+    /// The method (default `auto`).
+    pub method: Method,
+    /// Hamming distance of simhash (default 3).
+    pub distance: u32,
+    /// Jaccard threshold of MinHash, for `minhash` and `auto`'s long path (default
+    /// [`DEFAULT_THRESHOLD`]).
+    pub threshold: f64,
+    /// Wrap `minhash` and `auto` in the template veto (default true; batch only: it learns
+    /// which lines repeat across the corpus).
+    pub template_veto: bool,
+}
+
+impl Default for DetectorSpec {
+    fn default() -> Self {
+        DetectorSpec {
+            method: Method::Auto,
+            distance: 3,
+            threshold: DEFAULT_THRESHOLD,
+            template_veto: true,
+        }
+    }
+}
+
+/// What to do with the detector a spec names: called with a maker of identical detectors.
+pub trait WithDetector {
+    /// What it returns.
+    type Output;
+    /// Runs with `make`, which builds the detector (as often as needed, identically).
+    fn with<D: Detector>(self, make: impl Fn() -> Result<D>) -> Self::Output;
+}
+
+impl DetectorSpec {
+    /// The `auto` policy's options under this spec.
+    pub fn policy(&self) -> PolicyOptions {
+        let mut opts = PolicyOptions {
+            simhash_k: self.distance,
+            ..PolicyOptions::default()
+        };
+        opts.minhash.lsh.threshold = self.threshold;
+        opts
+    }
+
+    /// Hands `w` a maker of the detector this spec names, with `fp`'s normalisation and
+    /// features. Loads jieba's dictionary first when the method uses word features.
+    pub fn build<W: WithDetector>(&self, fp: &Fingerprinter, w: W) -> W::Output {
+        let veto = self.template_veto && self.method.vetoed();
+        match self.method {
+            Method::Simhash => {
+                fp.warm_up();
+                let k = self.distance;
+                w.with(|| SimhashDetector::new(fp.clone(), k))
+            }
+            Method::Imatch => {
+                fp.warm_up();
+                w.with(|| IMatchDetector::new(fp, IMatchOptions::default()))
+            }
+            Method::Exact => w.with(|| Ok(ExactDetector::new(fp.clone()))),
+            Method::Short => {
+                w.with(|| ShortTextDetector::new(fp.clone(), ShortTextOptions::default()))
+            }
+            Method::Minhash => {
+                let mut opts = MinHashDetectorOptions::default();
+                opts.lsh.threshold = self.threshold;
+                let make = move || MinHashDetector::new(fp.clone(), opts.clone());
+                with_veto(w, make, fp, veto)
+            }
+            Method::Auto => {
+                let opts = self.policy();
+                // Only the simhash long path uses the feature method (jieba's dictionary,
+                // ~0.1 s to load); the MinHash and short paths hash characters or words.
+                if opts.long != LongMethod::Minhash {
+                    fp.warm_up();
+                }
+                let make = move || AutoDetector::new(fp.clone(), opts.clone());
+                with_veto(w, make, fp, veto)
+            }
+        }
+    }
+}
+
+/// `w` with `make`'s detector, wrapped in the template veto when `veto`.
+fn with_veto<W: WithDetector, D: Detector>(
+    w: W,
+    make: impl Fn() -> Result<D>,
+    fp: &Fingerprinter,
+    veto: bool,
+) -> W::Output {
+    if veto {
+        w.with(|| TemplateVeto::new(make()?, fp.clone(), TemplateVetoOptions::default()))
+    } else {
+        w.with(make)
+    }
+}
