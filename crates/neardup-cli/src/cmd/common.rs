@@ -49,6 +49,16 @@ pub fn parse_method(s: &str) -> Result<Method, String> {
     s.parse().map_err(|e: neardup::Error| e.to_string())
 }
 
+/// A Jaccard threshold, strictly between 0 and 1 (`--threshold` of dedup and compare).
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t > 0.0 && t < 1.0 => Ok(t),
+        _ => Err(format!(
+            "`{s}` is not a Jaccard similarity strictly between 0 and 1 (e.g. 0.6)"
+        )),
+    }
+}
+
 fn parse_top_n(s: &str) -> Result<TopN, String> {
     if s == "auto" {
         return Ok(TopN::Auto);

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use std::io::Write;
 
-use super::common::{legacy_method, parse_method, FeatureArgs};
+use super::common::{legacy_method, parse_method, parse_threshold, FeatureArgs};
 
 /// Arguments of `neardup compare`.
 #[derive(Debug, clap::Args)]
@@ -45,7 +45,7 @@ pub struct CompareArgs {
     pub distance: Option<u32>,
     /// auto: the MinHash Jaccard threshold of long texts, strictly between 0 and 1
     /// [default: 0.6, as dedup].
-    #[arg(long)]
+    #[arg(long, value_parser = parse_threshold)]
     pub threshold: Option<f64>,
     #[command(flatten)]
     pub features: FeatureArgs,
@@ -75,13 +75,6 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
     }
     if !simhash && args.distance.is_some() {
         anyhow::bail!("--distance is the Hamming distance of --method simhash; --method auto decides long texts by MinHash similarity (--threshold) — pass --method simhash to use --distance");
-    }
-    if let Some(t) = args.threshold {
-        if !(t > 0.0 && t < 1.0) {
-            anyhow::bail!(
-                "--threshold {t}: use a Jaccard similarity strictly between 0 and 1 (default 0.6)"
-            );
-        }
     }
     let fp = args.features.fingerprinter()?;
     let mut out = std::io::stdout().lock();

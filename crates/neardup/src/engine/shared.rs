@@ -10,7 +10,7 @@ use super::sketch;
 use super::slab::Slot;
 use super::state::{Horizon, Inner, LIVE};
 use super::{lock, Content, EngineError, Key, Result, Shared, SyncMode};
-use crate::detect::{Detector, Stage, Verdict};
+use crate::detect::{compare_verdicts, Detector, Stage, Verdict};
 use crate::policy::AutoSketch;
 
 impl Shared {
@@ -150,6 +150,18 @@ impl Shared {
         h: Horizon,
         s: &AutoSketch,
     ) -> Vec<(Verdict, u64)> {
+        let mut found = self.live_sketch_matches(inner, h, s);
+        sketch::sort_strongest(&mut found);
+        found
+    }
+
+    /// [`Shared::sketch_matches`] in no particular order.
+    fn live_sketch_matches(
+        &self,
+        inner: &Inner,
+        h: Horizon,
+        s: &AutoSketch,
+    ) -> Vec<(Verdict, u64)> {
         let mut found = Vec::new();
         for (&sid, seg) in &inner.segments {
             if self.segment_dead(sid, h) {
@@ -163,7 +175,6 @@ impl Shared {
             let slot = inner.slab.get(v.of);
             slot.state == LIVE && slot.fp == *seq && h.live(slot.ts)
         });
-        sketch::sort_strongest(&mut found);
         found
     }
 
@@ -178,9 +189,11 @@ impl Shared {
             Key::Fingerprint(fp) => self
                 .best(inner, h, *fp)
                 .map(|(handle, d)| (handle, Some(d), None, Stage::Simhash)),
+            // A decision needs the strongest match only: no sort.
             Key::Sketch(s) => self
-                .sketch_matches(inner, h, s)
-                .first()
+                .live_sketch_matches(inner, h, s)
+                .into_iter()
+                .min_by(|a, b| compare_verdicts(&a.0, a.1, &b.0, b.1))
                 .map(|(v, _)| (v.of, v.distance, v.similarity, v.stage)),
         }
     }

@@ -17,7 +17,7 @@ use neardup::detect::spec::{DetectorSpec, WithDetector};
 use neardup::detect::Detector;
 use neardup::policy::{LongMethod, PolicyOptions};
 
-use super::common::{set_threads, FeatureArgs};
+use super::common::{parse_threshold, set_threads, FeatureArgs};
 use crate::input::InputArgs;
 use pipeline::run_with;
 
@@ -137,15 +137,6 @@ pub struct Args {
     /// No progress bar and no report on standard error (errors and warnings still print).
     #[arg(long, short = 'q')]
     pub quiet: bool,
-}
-
-fn parse_threshold(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(t) if t > 0.0 && t < 1.0 => Ok(t),
-        _ => Err(format!(
-            "`{s}` is not a Jaccard similarity strictly between 0 and 1 (e.g. 0.6)"
-        )),
-    }
 }
 
 impl Args {
