@@ -10,11 +10,9 @@ use std::collections::HashSet;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-
-use crate::conn::{parse_url, Conn};
+use crate::conn::Conn;
 use crate::member::{check_id, Member};
 use crate::scripts::Scripts;
 use crate::{
@@ -76,23 +74,7 @@ impl RedisBackend {
     ) -> Result<RedisBackend> {
         let retention_ms = opts.validate()?;
         let layout = Layout::new(opts.distance, opts.blocks)?;
-        let (cluster, nodes) = parse_url(url)?;
-        let conn = if cluster {
-            let client = redis::cluster::ClusterClient::builder(nodes)
-                .connection_timeout(opts.timeout)
-                .response_timeout(opts.timeout)
-                .retries(3)
-                .build()?;
-            Conn::Cluster(client.get_async_connection().await?)
-        } else {
-            let client = redis::Client::open(nodes[0].as_str())?;
-            let cfg = ConnectionManagerConfig::new()
-                .set_connection_timeout(Some(opts.timeout))
-                .set_response_timeout(Some(opts.timeout))
-                .set_number_of_retries(2)
-                .set_max_delay(Duration::from_millis(500));
-            Conn::Single(ConnectionManager::new_with_config(client, cfg).await?)
-        };
+        let conn = Conn::open(url, opts.timeout).await?;
         let bucket_ms = (retention_ms / 8).max(1);
         let backend = RedisBackend {
             inner: Arc::new(Inner {

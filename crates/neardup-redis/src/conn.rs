@@ -5,7 +5,9 @@
 //! `redis+cluster://` means the cluster protocol. A URL of any other form is refused
 //! before anything connects.
 
-use redis::aio::{ConnectionLike, ConnectionManager};
+use std::time::Duration;
+
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 
@@ -16,6 +18,29 @@ use crate::{Error, Result};
 pub(crate) enum Conn {
     Single(ConnectionManager),
     Cluster(ClusterConnection),
+}
+
+impl Conn {
+    /// Connects to `url` (see [`parse_url`]) with `timeout` for connecting and for each reply.
+    pub(crate) async fn open(url: &str, timeout: Duration) -> Result<Conn> {
+        let (cluster, nodes) = parse_url(url)?;
+        Ok(if cluster {
+            let client = redis::cluster::ClusterClient::builder(nodes)
+                .connection_timeout(timeout)
+                .response_timeout(timeout)
+                .retries(3)
+                .build()?;
+            Conn::Cluster(client.get_async_connection().await?)
+        } else {
+            let client = redis::Client::open(nodes[0].as_str())?;
+            let cfg = ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(timeout))
+                .set_response_timeout(Some(timeout))
+                .set_number_of_retries(2)
+                .set_max_delay(Duration::from_millis(500));
+            Conn::Single(ConnectionManager::new_with_config(client, cfg).await?)
+        })
+    }
 }
 
 impl ConnectionLike for Conn {

@@ -58,6 +58,10 @@ pub enum Error {
     /// Fix: use a prefix of its own for the index.
     #[error("unexpected data in Redis: {0}; use a key prefix of its own for the index")]
     Corrupt(String),
+    /// The instance's local index failed (its directory cannot be created, or a log entry
+    /// cannot be applied). Fix: see the inner error.
+    #[error(transparent)]
+    Engine(#[from] neardup::engine::EngineError),
 }
 
 impl From<redis::RedisError> for Error {

@@ -85,6 +85,7 @@ mod scripts;
 pub mod server;
 mod single;
 mod stats;
+pub mod stream;
 
 pub use answer::{Decision, DocInfo, Hit, Outcome, RedisStats};
 pub use backend::RedisBackend;
@@ -95,3 +96,4 @@ pub use lookup::MAX_HITS;
 pub use member::MAX_ID_BYTES;
 pub use neardup_clock::{Clock, ManualClock, SystemClock};
 pub use options::RedisOptions;
+pub use stream::{StreamEngine, StreamStats};

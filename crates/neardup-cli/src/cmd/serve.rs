@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use neardup::engine::{Engine, EngineConfig, EngineDetector, SyncMode, SystemClock};
 use neardup_redis::server::RedisHttpBackend;
-use neardup_redis::RedisOptions;
+use neardup_redis::{RedisOptions, StreamEngine};
 use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerConfig};
 
 use super::common::FeatureArgs;
@@ -58,7 +58,7 @@ pub struct Args {
     pub retention: Option<Duration>,
     /// The near-duplicate detector: auto (as `neardup dedup`: exact digest, short texts by
     /// edit distance, long texts by MinHash; clients send text) or simhash (clients may send
-    /// 64-bit fingerprints; required by the Redis backend) [default: auto].
+    /// 64-bit fingerprints) [default: auto].
     #[arg(long = "method", id = "detector", env = "NEARDUP_METHOD", value_parser = ["auto", "simhash"])]
     pub detector: Option<String>,
     /// simhash: largest Hamming distance counted as a duplicate [default: 3].
@@ -110,6 +110,9 @@ pub struct Args {
     pub snapshot_interval: Option<Duration>,
     /// Where the index lives: `embedded` (the data directory, default), or a Redis shared by
     /// many instances: `redis://host:port[/db]` or `redis+cluster://host:port[,host:port...]`.
+    /// With Redis, the auto detector keeps a shared log in Redis and this instance's index in a
+    /// private directory inside the data directory, rebuilt from the log at start; simhash
+    /// keeps its Hamming tables in Redis.
     #[arg(long, env = "NEARDUP_BACKEND", value_name = "URL")]
     pub backend: Option<String>,
     /// Key prefix of the index in Redis (one Redis can hold several indexes) [default: neardup].
@@ -324,13 +327,35 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             opened = Some(Arc::clone(&e));
             (Arc::new(EngineBackend::new(e)), origin)
         }
-        Some(url) => {
-            if cfg.detector != EngineDetector::Simhash {
-                bail!(
-                    "the Redis backend decides with simhash only: pass --method simhash with \
-                     --backend {url} (the default auto detector runs in the embedded engine)"
-                );
+        Some(url) if cfg.detector != EngineDetector::Simhash => {
+            // The auto detector: Redis holds the shared log, this instance its index.
+            if cfg.max_docs.is_some() {
+                bail!("--max-docs is not supported with a Redis backend; bound the index by --retention");
             }
+            let prefix = args
+                .redis_prefix
+                .or(file.redis_prefix)
+                .unwrap_or_else(|| "neardup".into());
+            let b = rt
+                .block_on(StreamEngine::connect(
+                    url,
+                    &prefix,
+                    &data_dir,
+                    fingerprinter,
+                    cfg,
+                    Arc::new(SystemClock),
+                ))
+                .with_context(|| format!("cannot use the Redis backend {url}"))?;
+            let origin = format!(
+                "Redis {url}, key prefix {prefix}, shared log of the {} detector; {} documents \
+                 applied, index in {}",
+                b.engine().config().detector.name(),
+                b.engine().stats().documents,
+                data_dir.display()
+            );
+            (Arc::new(b), origin)
+        }
+        Some(url) => {
             if cfg.max_docs.is_some() {
                 bail!("--max-docs is not supported with a Redis backend; bound the index by --retention");
             }

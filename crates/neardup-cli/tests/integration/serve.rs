@@ -146,9 +146,12 @@ fn serve_defaults_restart_and_config() {
     // --distance belongs to the simhash detector: refused, not ignored, under auto.
     let err = refused(&["--addr", "127.0.0.1:0", "--distance", "5"]);
     assert!(err.contains("--method simhash"), "{err}");
-    // The Redis backend decides with simhash only: said before any connection is tried.
-    let err = refused(&["--backend", "redis://127.0.0.1:1"]);
-    assert!(err.contains("--method simhash"), "{err}");
+    // An unreachable Redis is named (the auto detector keeps its shared log there).
+    let err = refused(&["--addr", "127.0.0.1:0", "--backend", "redis://127.0.0.1:1"]);
+    assert!(
+        err.contains("cannot use the Redis backend redis://127.0.0.1:1"),
+        "{err}"
+    );
     // A bad config file is refused.
     std::fs::write(dir.path().join("bad.toml"), "nope = 1\n").unwrap();
     assert!(refused(&["--config", "bad.toml"]).contains("bad.toml"));
@@ -333,5 +336,86 @@ fn serve_answers_what_dedup_answers() {
         .map(|a| (a["duplicate_of"].to_string(), a["stage"].to_string()))
         .collect();
     assert!(stop(s).success());
+    assert_eq!(got, want);
+}
+
+/// A redis-server on a free loopback port, killed when dropped.
+struct Redis(Child, u16);
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn redis_server(dir: &std::path::Path) -> Redis {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .arg("--dir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server is needed by this test (scripts/test installs it)");
+    let t = std::time::Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t.elapsed().as_secs() < 10, "redis-server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Redis(child, port)
+}
+
+#[test]
+fn two_services_on_one_redis_answer_what_dedup_answers() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample.jsonl");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let out = crate::util::run(
+        &[
+            "dedup",
+            "-q",
+            "--no-template-veto",
+            sample.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    let want: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["duplicate_of"].to_string(), v["stage"].to_string()))
+        .collect();
+    assert!(want.iter().filter(|w| w.0 != "null").count() >= 5);
+
+    let dir = tempfile::tempdir().unwrap();
+    let redis = redis_server(dir.path());
+    let url = format!("redis://127.0.0.1:{}/0", redis.1);
+    let args = ["--addr", "127.0.0.1:0", "--backend", url.as_str()];
+    let a = start(dir.path(), &args, &[]);
+    let b = start(dir.path(), &args, &[]);
+    // One document at a time, alternating between the two services.
+    let mut got = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let d: serde_json::Value = serde_json::from_str(line).unwrap();
+        let body = serde_json::json!([{"id": d["id"], "text": d["text"]}]).to_string();
+        let s = if i % 2 == 0 { &a } else { &b };
+        let (st, answer) = http(&s.addr, "POST", "/v1/documents/batch", &body, None);
+        assert_eq!(st, 200, "{answer}");
+        let v: Vec<serde_json::Value> = serde_json::from_str(&answer).unwrap();
+        got.push((v[0]["duplicate_of"].to_string(), v[0]["stage"].to_string()));
+    }
+    assert!(stop(a).success());
+    assert!(stop(b).success());
     assert_eq!(got, want);
 }

@@ -17,9 +17,11 @@ pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
     .to_string()
 }
 
-/// The first setting on which two configuration blobs (JSON) differ, with both values, e.g.
-/// `retention_ms: stored 172800000, requested 86400000`.
-pub(super) fn config_difference(stored: &[u8], requested: &str) -> String {
+/// The first setting on which two configuration descriptors ([`Engine::config_descriptor`],
+/// JSON) differ, with both values, e.g. `retention_ms: stored 172800000, requested 86400000`.
+///
+/// [`Engine::config_descriptor`]: super::Engine::config_descriptor
+pub fn config_difference(stored: &[u8], requested: &str) -> String {
     pub(super) fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Option<String> {
         use serde_json::Value;
         match (a, b) {

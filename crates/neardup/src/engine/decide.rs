@@ -64,7 +64,7 @@ impl Engine {
     }
 
     fn check_and_insert_many(&self, docs: Vec<(String, Key, Option<i64>)>) -> Vec<Result<Outcome>> {
-        self.decide_many(docs).wait()
+        self.decide_many(docs, false).wait()
     }
 
     /// Validates a document and computes its fingerprint or sketch (CPU-bound, thread-safe:
@@ -92,10 +92,19 @@ impl Engine {
             docs.into_iter()
                 .map(|d| (d.id, d.key, d.timestamp_ms))
                 .collect(),
+            false,
         )
     }
 
-    fn decide_many(&self, docs: Vec<(String, Key, Option<i64>)>) -> Pending {
+    /// Takes the decisions of `docs` in order and queues their records. With `replicated`,
+    /// the documents were decided unique by another instance over the same shared log
+    /// ([`Engine::apply_records`]): each is stored without being checked (unless its id is
+    /// already live).
+    pub(super) fn decide_many(
+        &self,
+        docs: Vec<(String, Key, Option<i64>)>,
+        replicated: bool,
+    ) -> Pending {
         let sh = &*self.shared;
         if let Err(e) = sh.check_writable() {
             // The reason itself, not the whole message (which would then repeat itself).
@@ -127,7 +136,12 @@ impl Engine {
             let _decider = lock(&sh.decide);
             for (id, key, ts) in docs {
                 let now = sh.now();
-                let ts = ts.map_or(now, |t| t.min(now));
+                // A replicated document keeps the timestamp its deciding instance gave it.
+                let ts = match ts {
+                    Some(t) if replicated => t,
+                    Some(t) => t.min(now),
+                    None => now,
+                };
                 let fingerprint = key.fingerprint();
                 let decided = {
                     let inner = sh.read();
@@ -147,14 +161,19 @@ impl Engine {
                             ),
                             None => (s, None, None, Stage::Id),
                         });
-                    match same.or_else(|| sh.best_match(&inner, h, &key)) {
+                    let found = match same {
+                        Some(s) => Some(s),
+                        None if replicated => None,
+                        None => sh.best_match(&inner, h, &key),
+                    };
+                    match found {
                         Some((handle, distance, similarity, stage)) => Err(Decision::Duplicate {
                             of: inner.slab.id(handle).to_string(),
                             distance,
                             similarity,
                             stage,
                         }),
-                        None => Ok(h.live(ts)),
+                        None => Ok(replicated || h.live(ts)),
                     }
                 };
                 match decided {
@@ -226,7 +245,7 @@ impl Engine {
 pub struct PreparedDoc {
     /// Its id.
     pub id: String,
-    key: Key,
+    pub(super) key: Key,
     /// Its timestamp, if supplied.
     pub timestamp_ms: Option<i64>,
 }

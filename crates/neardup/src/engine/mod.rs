@@ -116,6 +116,7 @@ mod maintain;
 mod read;
 mod records;
 mod recover;
+mod replicate;
 mod shared;
 mod sketch;
 mod slab;
@@ -123,7 +124,9 @@ mod snapshot;
 mod state;
 mod types;
 
+pub use config::config_difference;
 pub use decide::{Pending, PreparedDoc};
+pub use replicate::remove_record;
 pub use types::*;
 
 use std::path::{Path, PathBuf};
@@ -137,7 +140,7 @@ use neardup_store::{Store, StoreOptions};
 
 use crate::policy::{AutoDetector, AutoSketch, PolicyOptions};
 use crate::Fingerprinter;
-use config::{check_id, config_blob, config_difference};
+use config::{check_id, config_blob};
 use maintain::{maintenance_loop, merge_runs};
 use state::{Horizon, Inner, LIVE};
 
