@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::RedisServer;
 use neardup::dedup::{dedup, Keep};
 use neardup::engine::{Decision, Doc, EngineConfig, EngineError, ManualClock, Outcome};
-use neardup::eval::{make_set, MakeOptions, SourceDoc};
+use neardup::eval::{jsonl_sources, make_set, paragraph_sources, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
 use neardup_redis::{Error, StreamEngine};
@@ -54,21 +54,7 @@ fn sources() -> Vec<Vec<SourceDoc>> {
     let corpora = std::env::var_os("NEARDUP_CORPORA")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../../../shared/corpora"));
-    let corpus = |name: &str, n: usize| -> Option<Vec<SourceDoc>> {
-        let text = std::fs::read_to_string(corpora.join(name)).ok()?;
-        Some(
-            text.lines()
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                .filter_map(|v| v["text"].as_str().map(|t| t.chars().take(3000).collect()))
-                .take(n)
-                .enumerate()
-                .map(|(i, text)| SourceDoc {
-                    label: format!("{name}#{i}"),
-                    text,
-                })
-                .collect(),
-        )
-    };
+    let corpus = |name: &str, n: usize| jsonl_sources(&corpora.join(name), n, 3000).ok();
     if let (Some(a), Some(b)) = (
         corpus("zh_fortunes.jsonl", 300),
         corpus("en_debian_docs.jsonl", 150),
@@ -76,21 +62,10 @@ fn sources() -> Vec<Vec<SourceDoc>> {
         return vec![a, b];
     }
     let dir = root.join("../neardup/tests/fixtures");
-    let mut out = Vec::new();
-    for f in ["sanguo_ch1.txt", "moby_dick_excerpt.txt"] {
-        let text = std::fs::read_to_string(dir.join(f)).unwrap();
-        out.push(
-            text.split("\n\n")
-                .filter(|p| p.trim().len() > 20)
-                .enumerate()
-                .map(|(i, p)| SourceDoc {
-                    label: format!("{f}#{i}"),
-                    text: p.to_string(),
-                })
-                .collect(),
-        );
-    }
-    out
+    ["sanguo_ch1.txt", "moby_dick_excerpt.txt"]
+        .iter()
+        .map(|f| paragraph_sources(&std::fs::read_to_string(dir.join(f)).unwrap(), f, 20))
+        .collect()
 }
 
 /// Planted near-duplicates of real text, short and long.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use neardup::dedup::{dedup, Keep};
 use neardup::engine::{Engine, EngineConfig, SyncMode, SystemClock};
-use neardup::eval::{make_set, MakeOptions, SourceDoc};
+use neardup::eval::{jsonl_sources, make_set, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
 use neardup_server::{client::Client, serve, EngineBackend, ServerConfig};
@@ -29,22 +29,8 @@ fn sources() -> Vec<SourceDoc> {
         ("en_debian_docs.jsonl", 150),
         ("zh_debian_docs.jsonl", 150),
     ] {
-        if let Ok(text) = std::fs::read_to_string(dir.join(f)) {
-            out.extend(
-                text.lines()
-                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                    .filter_map(|v| {
-                        v["text"]
-                            .as_str()
-                            .map(|t| t.chars().take(3000).collect::<String>())
-                    })
-                    .take(n)
-                    .enumerate()
-                    .map(|(i, text)| SourceDoc {
-                        label: format!("{f}#{i}"),
-                        text,
-                    }),
-            );
+        if let Ok(docs) = jsonl_sources(&dir.join(f), n, 3000) {
+            out.extend(docs);
         }
     }
     if out.is_empty() {

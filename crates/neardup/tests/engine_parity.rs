@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use neardup::dedup::{dedup, Keep};
 use neardup::engine::{Decision, Doc, Engine, EngineConfig, EngineError, ManualClock, SyncMode};
-use neardup::eval::{make_set, MakeOptions, SourceDoc};
+use neardup::eval::{jsonl_sources, make_set, paragraph_sources, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
 
@@ -26,39 +26,16 @@ fn corpora() -> Option<PathBuf> {
 
 /// Up to `n` texts of a JSONL corpus (each cut to 3,000 characters), or `None` without it.
 fn corpus(name: &str, n: usize) -> Option<Vec<SourceDoc>> {
-    let text = std::fs::read_to_string(corpora()?.join(name)).ok()?;
-    Some(
-        text.lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter_map(|v| v["text"].as_str().map(|t| t.chars().take(3000).collect()))
-            .take(n)
-            .enumerate()
-            .map(|(i, text)| SourceDoc {
-                label: format!("{name}#{i}"),
-                text,
-            })
-            .collect(),
-    )
+    jsonl_sources(&corpora()?.join(name), n, 3000).ok()
 }
 
 /// Paragraphs of the bundled fixtures.
 fn fixtures() -> Vec<SourceDoc> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut out = Vec::new();
-    for f in ["sanguo_ch1.txt", "moby_dick_excerpt.txt"] {
-        let text = std::fs::read_to_string(dir.join(f)).unwrap();
-        for (i, p) in text
-            .split("\n\n")
-            .filter(|p| p.trim().len() > 20)
-            .enumerate()
-        {
-            out.push(SourceDoc {
-                label: format!("{f}#{i}"),
-                text: p.to_string(),
-            });
-        }
-    }
-    out
+    ["sanguo_ch1.txt", "moby_dick_excerpt.txt"]
+        .iter()
+        .flat_map(|f| paragraph_sources(&std::fs::read_to_string(dir.join(f)).unwrap(), f, 20))
+        .collect()
 }
 
 /// A planted set per source group, concatenated: short and long, Chinese and English.

@@ -1,0 +1,81 @@
+//! Where planted sets get their text: the `text` field of a JSONL corpus, or the paragraphs of
+//! a plain text.
+
+use std::path::Path;
+
+use super::SourceDoc;
+
+/// Up to `limit` texts of a JSONL file (the `text` field of each line that has one; other
+/// lines are passed over), each cut to `max_chars` characters, labelled `<file name>#<n>`.
+///
+/// # Errors
+/// The file cannot be read.
+pub fn jsonl_sources(
+    path: &Path,
+    limit: usize,
+    max_chars: usize,
+) -> std::io::Result<Vec<SourceDoc>> {
+    let text = std::fs::read_to_string(path)?;
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            v["text"]
+                .as_str()
+                .map(|t| t.chars().take(max_chars).collect())
+        })
+        .take(limit)
+        .enumerate()
+        .map(|(i, text)| SourceDoc {
+            label: format!("{name}#{i}"),
+            text,
+        })
+        .collect())
+}
+
+/// The paragraphs (separated by blank lines) of `text` longer than `min_bytes` once trimmed,
+/// labelled `<label>#<n>`.
+pub fn paragraph_sources(text: &str, label: &str, min_bytes: usize) -> Vec<SourceDoc> {
+    text.split("\n\n")
+        .filter(|p| p.trim().len() > min_bytes)
+        .enumerate()
+        .map(|(i, p)| SourceDoc {
+            label: format!("{label}#{i}"),
+            text: p.to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_and_paragraphs() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.jsonl");
+        std::fs::write(
+            &p,
+            "{\"text\":\"abcdef\"}\nnot json\n{\"id\":1}\n{\"text\":\"xyz\"}\n",
+        )
+        .unwrap();
+        let s = jsonl_sources(&p, 10, 4).unwrap();
+        assert_eq!(
+            s.iter()
+                .map(|d| (d.label.as_str(), d.text.as_str()))
+                .collect::<Vec<_>>(),
+            [("c.jsonl#0", "abcd"), ("c.jsonl#1", "xyz")]
+        );
+        assert!(jsonl_sources(&dir.path().join("missing"), 1, 1).is_err());
+        let p = paragraph_sources(
+            "a long enough paragraph\n\nshort\n\nanother long one here",
+            "f",
+            8,
+        );
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[1].label, "f#1");
+    }
+}
