@@ -16,7 +16,8 @@ use crate::conn::Conn;
 use crate::member::{check_id, Member};
 use crate::scripts::Scripts;
 use crate::{
-    Clock, Decision, Error, Layout, Outcome, RedisOptions, Result, SystemClock, ID_BUCKET_BITS,
+    Clock, Decision, Error, Layout, Outcome, RedisOptions, Result, Stage, SystemClock,
+    ID_BUCKET_BITS,
 };
 
 /// The state every clone of a [`RedisBackend`] shares.
@@ -194,7 +195,7 @@ impl RedisBackend {
                 } else {
                     // Outside the window: nothing is stored, so a plain read decides.
                     let best = self.best_committed(id, fp, expired_at).await?;
-                    Ok(self.outcome(fp, ts, best.map(|c| (c.m, c.d)), false))
+                    Ok(self.outcome(id, fp, ts, best.map(|c| (c.m, c.d)), false))
                 }
             }
         }
@@ -239,31 +240,34 @@ impl RedisBackend {
             .collect()
     }
 
+    /// The engine's form of an answer about document `id`: a match with the same id is the
+    /// id's own stored document ([`Stage::Id`]), any other a simhash match.
     pub(crate) fn outcome(
         &self,
+        id: &str,
         fp: u64,
         ts: i64,
         dup: Option<(Member, u32)>,
         stored: bool,
     ) -> Outcome {
-        match dup {
-            Some((m, d)) => Outcome {
-                fingerprint: fp,
-                decision: Decision::Duplicate {
-                    of: m.id,
-                    distance: d,
+        let decision = match dup {
+            Some((m, d)) => Decision::Duplicate {
+                stage: if m.id == id {
+                    Stage::Id
+                } else {
+                    Stage::Simhash
                 },
-                stored: false,
-                timestamp_ms: ts,
-                of_fingerprint: Some(m.fp),
+                of: m.id,
+                distance: Some(d),
+                similarity: None,
             },
-            None => Outcome {
-                fingerprint: fp,
-                decision: Decision::Unique,
-                stored,
-                timestamp_ms: ts,
-                of_fingerprint: None,
-            },
+            None => Decision::Unique,
+        };
+        Outcome {
+            fingerprint: Some(fp),
+            stored: stored && decision == Decision::Unique,
+            decision,
+            timestamp_ms: ts,
         }
     }
 }

@@ -120,7 +120,7 @@ impl RedisBackend {
                 .arg(1)
                 .query_async(&mut self.conn())
                 .await;
-            return Ok(self.outcome(fp, ts, Some((cand.m, cand.d)), false));
+            return Ok(self.outcome(id, fp, ts, Some((cand.m, cand.d)), false));
         }
         // Unique: the decision point is the status change P -> U.
         let fin: Option<String> = sc
@@ -156,7 +156,7 @@ impl RedisBackend {
             r
         });
         commits?;
-        Ok(self.outcome(fp, ts, None, true))
+        Ok(self.outcome(id, fp, ts, None, true))
     }
 
     /// Phase 3 of the cluster protocol: the best stored candidate that precedes `seq`, waiting

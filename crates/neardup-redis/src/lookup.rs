@@ -8,7 +8,7 @@
 use futures_util::future::try_join_all;
 
 use crate::member::{check_id, parse_pairs, Member};
-use crate::{DocInfo, Hit, RedisBackend, Result};
+use crate::{DocInfo, Hit, RedisBackend, Result, Stage};
 
 /// Most hits a [`RedisBackend::query`] returns (nearest first), as the embedded engine.
 pub const MAX_HITS: usize = 100;
@@ -66,8 +66,10 @@ impl RedisBackend {
             .into_iter()
             .map(|(d, ts, _, m)| Hit {
                 id: m.id,
-                fingerprint: m.fp,
-                distance: d,
+                fingerprint: Some(m.fp),
+                distance: Some(d),
+                similarity: None,
+                stage: Stage::Simhash,
                 timestamp_ms: ts,
             })
             .collect())
@@ -95,7 +97,7 @@ impl RedisBackend {
         let expired_at = self.now().saturating_sub(self.inner.retention_ms);
         Ok(self.live_doc(id, expired_at).await?.map(|(m, ts)| DocInfo {
             id: m.id,
-            fingerprint: m.fp,
+            fingerprint: Some(m.fp),
             timestamp_ms: ts,
         }))
     }

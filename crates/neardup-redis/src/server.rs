@@ -90,29 +90,6 @@ impl RedisHttpBackend {
     }
 }
 
-/// The engine's form of the answer about document `id`.
-fn to_engine(id: &str, o: crate::Outcome) -> engine::Outcome {
-    engine::Outcome {
-        fingerprint: Some(o.fingerprint),
-        decision: match o.decision {
-            crate::Decision::Unique => engine::Decision::Unique,
-            crate::Decision::Duplicate { of, distance } => engine::Decision::Duplicate {
-                // The same id already stored, as the embedded engine reports it.
-                stage: if of == id {
-                    engine::Stage::Id
-                } else {
-                    engine::Stage::Simhash
-                },
-                of,
-                distance: Some(distance),
-                similarity: None,
-            },
-        },
-        stored: o.stored,
-        timestamp_ms: o.timestamp_ms,
-    }
-}
-
 impl Backend for RedisHttpBackend {
     fn check_and_insert(
         &self,
@@ -144,16 +121,11 @@ impl Backend for RedisHttpBackend {
                     Err(e) => out.push(Some(Err(e))),
                 }
             }
-            let mut decided = self
-                .redis
-                .check_and_insert_batch(&ok)
-                .await
-                .into_iter()
-                .zip(ok.iter().map(|d| d.0.clone()));
+            let mut decided = self.redis.check_and_insert_batch(&ok).await.into_iter();
             out.into_iter()
                 .map(|o| {
                     o.unwrap_or_else(|| match decided.next() {
-                        Some((r, id)) => r.map(|o| to_engine(&id, o)).map_err(BackendError::from),
+                        Some(r) => r.map_err(BackendError::from),
                         None => Err(BackendError::Internal("missing answer".into())),
                     })
                 })
@@ -169,20 +141,9 @@ impl Backend for RedisHttpBackend {
             let fps = self.fingerprints(contents).await;
             let q = fps.into_iter().map(|fp| async move {
                 let fp = fp?;
-                let hits = self.redis.query(fp).await?;
                 Ok(engine::QueryResult {
                     fingerprint: Some(fp),
-                    hits: hits
-                        .into_iter()
-                        .map(|h| engine::Hit {
-                            id: h.id,
-                            fingerprint: Some(h.fingerprint),
-                            distance: Some(h.distance),
-                            similarity: None,
-                            stage: engine::Stage::Simhash,
-                            timestamp_ms: h.timestamp_ms,
-                        })
-                        .collect(),
+                    hits: self.redis.query(fp).await?,
                 })
             });
             futures_util::future::join_all(q).await
@@ -190,13 +151,7 @@ impl Backend for RedisHttpBackend {
     }
 
     fn get(&self, id: String) -> BoxFuture<'_, Result<Option<engine::DocInfo>, BackendError>> {
-        Box::pin(async move {
-            Ok(self.redis.get(&id).await?.map(|d| engine::DocInfo {
-                id: d.id,
-                fingerprint: Some(d.fingerprint),
-                timestamp_ms: d.timestamp_ms,
-            }))
-        })
+        Box::pin(async move { Ok(self.redis.get(&id).await?) })
     }
 
     fn remove(&self, id: String) -> BoxFuture<'_, Result<bool, BackendError>> {

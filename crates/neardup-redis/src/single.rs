@@ -50,9 +50,9 @@ impl RedisBackend {
                 };
                 let m = Member::decode(m)?;
                 let d = u32::try_from(int(d)?).map_err(|_| Error::Corrupt("distance".into()))?;
-                Ok(self.outcome(fp, ts, Some((m, d)), false))
+                Ok(self.outcome(id, fp, ts, Some((m, d)), false))
             }
-            [_, stored, ..] => Ok(self.outcome(fp, ts, None, int(stored)? == 1)),
+            [_, stored, ..] => Ok(self.outcome(id, fp, ts, None, int(stored)? == 1)),
             _ => Err(Error::Corrupt(format!("check script returned {items:?}"))),
         }
     }

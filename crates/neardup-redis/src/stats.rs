@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::{RedisBackend, RedisStats, Result};
+use crate::{RedisBackend, Result};
 
 impl RedisBackend {
     /// Counters of the shared index (all instances).
@@ -69,4 +69,22 @@ impl RedisBackend {
         r.map(|_| ())
             .map_err(|e| format!("Redis at {} is unavailable: {e}", self.inner.url))
     }
+}
+
+/// Counters of the shared index (all instances together) from [`RedisBackend::stats`](crate::RedisBackend::stats).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct RedisStats {
+    /// Live documents (exact except the oldest eighth of the window, counted whole).
+    pub documents: u64,
+    /// Documents stored since the index was created.
+    pub inserted: u64,
+    /// Duplicate answers since the index was created.
+    pub duplicates: u64,
+    /// Documents removed.
+    pub removed: u64,
+    /// `single` or `cluster`.
+    pub mode: &'static str,
+    /// Tables (keys per stored fingerprint, plus one id key).
+    pub tables: usize,
 }

@@ -7,11 +7,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{RedisCluster, RedisServer};
-use neardup_redis::{Decision, Error, ManualClock, RedisBackend, RedisOptions};
+use neardup_redis::{Decision, Error, ManualClock, RedisBackend, RedisOptions, Stage};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 const T0: i64 = 1_700_000_000_000;
+
+/// The answer "a duplicate of `of` at `distance`" to a check of `id` (the id's own stored
+/// document when `of == id`).
+fn dup(id: &str, of: impl Into<String>, distance: u32) -> Decision {
+    let of = of.into();
+    Decision::Duplicate {
+        stage: if of == id { Stage::Id } else { Stage::Simhash },
+        of,
+        distance: Some(distance),
+        similarity: None,
+    }
+}
 const DAY: i64 = 86_400_000;
 
 fn rt() -> tokio::runtime::Runtime {
@@ -62,13 +74,7 @@ impl Model {
                 .copied()
         });
         if let Some(b) = best {
-            return (
-                Decision::Duplicate {
-                    of: b.0.clone(),
-                    distance: (b.1 ^ fp).count_ones(),
-                },
-                false,
-            );
+            return (dup(id, b.0.clone(), (b.1 ^ fp).count_ones()), false);
         }
         let store = self.live(ts);
         if store {
@@ -177,7 +183,7 @@ fn model_test(url: &str, cases: u32) {
                                 .await
                                 .unwrap()
                                 .into_iter()
-                                .map(|h| (h.id, h.distance))
+                                .map(|h| (h.id, h.distance.unwrap()))
                                 .collect();
                             prop_assert_eq!(got, m.query(fp));
                         }
@@ -238,8 +244,8 @@ async fn race(url: &str, prefix: &str) {
         let (g, id, o) = t.await.unwrap();
         match o.decision {
             Decision::Unique => uniques.entry(g).or_default().push(id),
-            Decision::Duplicate { of, distance } => {
-                assert!(distance <= 2);
+            Decision::Duplicate { of, distance, .. } => {
+                assert!(distance.unwrap() <= 2);
                 dups.push((g, of))
             }
         }
@@ -291,29 +297,17 @@ async fn basics(url: &str) {
         (Decision::Unique, true, T0)
     );
     let o = b.check_and_insert("b", fp ^ 0b110, None).await.unwrap();
-    assert_eq!(
-        o.decision,
-        Decision::Duplicate {
-            of: "a".into(),
-            distance: 2
-        }
-    );
-    assert_eq!(o.of_fingerprint, Some(fp));
+    assert_eq!(o.decision, dup("b", "a", 2));
+    assert_eq!(o.fingerprint, Some(fp ^ 0b110));
     // The same id again, far away: a duplicate of itself.
     let o = b.check_and_insert("a", !fp, None).await.unwrap();
-    assert_eq!(
-        o.decision,
-        Decision::Duplicate {
-            of: "a".into(),
-            distance: 64
-        }
-    );
+    assert_eq!(o.decision, dup("a", "a", 64));
     let d = b.get("a").await.unwrap().unwrap();
-    assert_eq!((d.fingerprint, d.timestamp_ms), (fp, T0));
+    assert_eq!((d.fingerprint, d.timestamp_ms), (Some(fp), T0));
     assert!(b.get("b").await.unwrap().is_none());
     let hits = b.query(fp ^ 1).await.unwrap();
     assert_eq!(hits.len(), 1);
-    assert_eq!((hits[0].id.as_str(), hits[0].distance), ("a", 1));
+    assert_eq!((hits[0].id.as_str(), hits[0].distance), ("a", Some(1)));
     assert!(matches!(
         b.check_and_insert("", 1, None).await,
         Err(Error::InvalidId { .. })
@@ -342,24 +336,12 @@ async fn basics(url: &str) {
     let o = b.check_and_insert(&y, !0x1111, None).await.unwrap();
     assert_eq!(o.decision, Decision::Unique);
     let o = b.check_and_insert(&x, !0x1111, None).await.unwrap();
-    assert_eq!(
-        o.decision,
-        Decision::Duplicate {
-            of: x.clone(),
-            distance: 64
-        }
-    );
+    assert_eq!(o.decision, dup(&x, x.clone(), 64));
     let o = b.check_and_insert(&y, 0x1111 ^ 1, None).await.unwrap();
-    assert_eq!(
-        o.decision,
-        Decision::Duplicate {
-            of: y.clone(),
-            distance: 63
-        }
-    );
-    assert_eq!(b.get(&y).await.unwrap().unwrap().fingerprint, !0x1111);
+    assert_eq!(o.decision, dup(&y, y.clone(), 63));
+    assert_eq!(b.get(&y).await.unwrap().unwrap().fingerprint, Some(!0x1111));
     assert!(b.remove(&x).await.unwrap());
-    assert_eq!(b.get(&y).await.unwrap().unwrap().fingerprint, !0x1111);
+    assert_eq!(b.get(&y).await.unwrap().unwrap().fingerprint, Some(!0x1111));
     assert!(b.get(&x).await.unwrap().is_none());
     // Other settings under the same prefix are refused.
     let other = RedisOptions {
@@ -456,20 +438,17 @@ async fn crashed_attempts(url: &str) {
     let o = b.check_and_insert("x", fp ^ 1, None).await.unwrap();
     assert_eq!(o.decision, Decision::Unique);
     assert!(b.get("ghost").await.unwrap().is_none());
-    assert_eq!(b.get("x").await.unwrap().unwrap().fingerprint, fp ^ 1);
+    assert_eq!(b.get("x").await.unwrap().unwrap().fingerprint, Some(fp ^ 1));
 
     let fp2 = 0x1234_5678_9abc_def0u64;
     ghost_attempt(&mut c, &b, "crash", "decided", fp2, "U").await;
     let o = b.check_and_insert("y", fp2 ^ 2, None).await.unwrap();
-    assert_eq!(
-        o.decision,
-        Decision::Duplicate {
-            of: "decided".into(),
-            distance: 1
-        }
-    );
+    assert_eq!(o.decision, dup("y", "decided", 1));
     // Helped: the decided document is now committed and visible everywhere.
-    assert_eq!(b.get("decided").await.unwrap().unwrap().fingerprint, fp2);
+    assert_eq!(
+        b.get("decided").await.unwrap().unwrap().fingerprint,
+        Some(fp2)
+    );
     assert_eq!(b.query(fp2).await.unwrap()[0].id, "decided");
 }
 
@@ -551,7 +530,7 @@ fn redis_restart_keeps_acknowledged_documents() {
         assert!(b.health().await.is_ok());
         for (id, fp) in &acked {
             let d = b.get(id).await.unwrap();
-            assert_eq!(d.map(|d| d.fingerprint), Some(*fp), "{id} lost");
+            assert_eq!(d.and_then(|d| d.fingerprint), Some(*fp), "{id} lost");
         }
     });
 }
