@@ -10,7 +10,7 @@
 //! Environment: `BENCH_ONLY=single|cluster|embedded` runs one part;
 //! `BENCH_ZSET_LISTPACK=N` starts Redis with `zset-max-listpack-entries N` (memory at scale).
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/integration/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;

@@ -10,7 +10,7 @@
 //! checks are copies of stored documents with one word replaced (must be duplicates), half
 //! fresh texts (must be unique): every answer is verified.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/integration/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;

@@ -2,13 +2,11 @@
 //! batch dedup answers, race to exactly one unique per group, rebuild from the log, survive a
 //! Redis restart with `appendfsync always`, and refuse a log that lost entries they applied.
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::RedisServer;
+use crate::common::RedisServer;
 use neardup::dedup::{dedup, Keep};
 use neardup::engine::{Decision, Doc, EngineConfig, EngineError, ManualClock, Outcome};
 use neardup::eval::{jsonl_sources, make_set, paragraph_sources, MakeOptions, SourceDoc};

@@ -1,14 +1,11 @@
 //! The same HTTP requests against the embedded engine and against Redis (single and cluster):
 //! every response must be byte-identical (stats aside).
-#![cfg(feature = "server")]
-
-mod common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{RedisCluster, RedisServer};
+use crate::common::{RedisCluster, RedisServer};
 use neardup::engine::{Engine, EngineConfig, ManualClock};
 use neardup_redis::server::RedisHttpBackend;
 use neardup_redis::RedisOptions;

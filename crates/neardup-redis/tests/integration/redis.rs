@@ -1,12 +1,10 @@
 //! Integration tests against real redis-server processes (single and a 3-master cluster).
 
-mod common;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{RedisCluster, RedisServer};
+use crate::common::{RedisCluster, RedisServer};
 use neardup_redis::{Decision, Error, ManualClock, RedisBackend, RedisOptions, Stage};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -465,7 +463,7 @@ fn cluster() {
 
 #[test]
 fn unreachable_redis_is_an_error() {
-    common::require_redis();
+    crate::common::require_redis();
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
