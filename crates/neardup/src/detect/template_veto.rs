@@ -43,6 +43,9 @@ use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::detect::containment::{
+    contained_sample_in_set, contained_set_in_sample, shingle_set, BottomK,
+};
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
 use crate::features::{is_alphanumeric, is_numeric};
@@ -74,6 +77,24 @@ pub struct TemplateVetoOptions {
     /// so a copy's differing byline stays below the share; a heading that is all a page has
     /// besides a site's template does not. Default 32.
     pub template_docs: u32,
+    /// The containment guard: a match whose distinct parts are dissimilar is still *not*
+    /// vetoed when either document's distinct part lies, to at least this share of its
+    /// character 5-grams, inside the *whole* other document — the documents then agree beyond
+    /// any shared lines (an article whose lines repeat across its own copies: the distinct
+    /// parts are the few lines where copies differ, which the other copy still holds in some
+    /// form). `None`: no guard (the veto as it was before the guard). Default 0.5.
+    pub contained_above: Option<f64>,
+}
+
+impl TemplateVetoOptions {
+    /// The veto without the containment guard ([`contained_above`](Self::contained_above)
+    /// `None`), for comparisons.
+    pub fn unguarded() -> TemplateVetoOptions {
+        TemplateVetoOptions {
+            contained_above: None,
+            ..TemplateVetoOptions::default()
+        }
+    }
 }
 
 impl Default for TemplateVetoOptions {
@@ -85,6 +106,7 @@ impl Default for TemplateVetoOptions {
             min_distinct_chars: 4,
             veto_below: 0.3,
             template_docs: 32,
+            contained_above: Some(0.5),
         }
     }
 }
@@ -96,7 +118,25 @@ pub struct TemplateSketch<S> {
     pub inner: S,
     /// MinHash signature of the text without repeated lines, when that part is substantial.
     pub distinct: Option<Vec<u32>>,
+    /// For the containment guard (with `distinct`): the character 5-gram sets of the whole
+    /// normalised document and of its distinct part. Only bottom-k samples of them are kept
+    /// once the document is inserted.
+    pub guard: Option<GuardSets>,
 }
+
+/// The shingle sets a document's sketch carries for the containment guard.
+#[derive(Debug, Clone, Default)]
+pub struct GuardSets {
+    /// Sorted character 5-gram hashes of the whole normalised document.
+    pub whole: Vec<u64>,
+    /// Sorted character 5-gram hashes of the distinct part.
+    pub part: Vec<u64>,
+}
+
+/// Shingle size of the containment guard.
+const GUARD_NGRAM: usize = 5;
+/// Sample size (per set) an inserted document keeps for the containment guard.
+const GUARD_SAMPLE: usize = 256;
 
 #[cfg(test)]
 mod tests {
@@ -255,6 +295,9 @@ pub struct TemplateVeto<D: Detector> {
     /// the line counts, so its own lines never become "repeated" because of its copies.
     counted: RwLock<HashSet<u64, FastBuild>>,
     distinct: Vec<Option<Vec<u32>>>,
+    /// Per inserted document with a distinct part: samples of its whole set and of its
+    /// distinct part's set (containment guard).
+    samples: Vec<Option<(BottomK, BottomK)>>,
 }
 
 fn line_key(line: &str, min_bytes: usize) -> Option<u64> {
@@ -283,9 +326,13 @@ impl<D: Detector> TemplateVeto<D> {
         }
         if !(0.0..=1.0).contains(&opts.min_distinct_share)
             || !(0.0..=1.0).contains(&opts.veto_below)
+            || opts
+                .contained_above
+                .is_some_and(|c| !(0.0..=1.0).contains(&c))
         {
             return Err(Error::Config(
-                "template min_distinct_share and veto_below must be within [0, 1]".into(),
+                "template min_distinct_share, veto_below and contained_above must be within [0, 1]"
+                    .into(),
             ));
         }
         // Distinct parts are short: compare them on character 3-grams.
@@ -303,6 +350,7 @@ impl<D: Detector> TemplateVeto<D> {
             lines: RwLock::new(HashMap::default()),
             counted: RwLock::new(HashSet::default()),
             distinct: Vec::new(),
+            samples: Vec::new(),
         })
     }
 
@@ -311,7 +359,8 @@ impl<D: Detector> TemplateVeto<D> {
         &self.inner
     }
 
-    fn distinct_signature(&self, text: &str) -> Option<Vec<u32>> {
+    /// The distinct part's signature and, with the containment guard, the guard's sets.
+    fn distinct_signature(&self, text: &str) -> Option<(Vec<u32>, Option<GuardSets>)> {
         let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
         // How many documents hold each line (0 for lines too short to count).
         let line_docs: Vec<u32> = text
@@ -366,7 +415,31 @@ impl<D: Detector> TemplateVeto<D> {
         {
             return None;
         }
-        self.hasher.signature_normalized(&kept)
+        let sig = self.hasher.signature_normalized(&kept)?;
+        let guard = self.opts.contained_above.map(|_| GuardSets {
+            whole: shingle_set(&self.normalizer.normalize_remembered(text), GUARD_NGRAM),
+            part: shingle_set(&kept, GUARD_NGRAM),
+        });
+        Some((sig, guard))
+    }
+
+    /// Whether a match between a document (`mine`, its sketch) and inserted document `of`
+    /// stands: the distinct parts are similar, or (the guard) either part lies inside the
+    /// other document.
+    fn stands(&self, mine: &[u32], guard: Option<&GuardSets>, of: usize) -> bool {
+        let Some(Some(theirs)) = self.distinct.get(of) else {
+            return true;
+        };
+        if jaccard_estimate(mine, theirs) >= self.opts.veto_below {
+            return true;
+        }
+        let (Some(at_least), Some(g), Some(Some((their_whole, their_part)))) =
+            (self.opts.contained_above, guard, self.samples.get(of))
+        else {
+            return false;
+        };
+        contained_sample_in_set(their_part, &g.whole) >= at_least
+            || contained_set_in_sample(&g.part, their_whole).is_some_and(|c| c >= at_least)
     }
 }
 
@@ -399,9 +472,14 @@ impl<D: Detector> Detector for TemplateVeto<D> {
 
     fn sketch(&self, text: &str) -> Result<Self::Sketch> {
         let inner = self.inner.sketch(text)?;
+        let (distinct, guard) = match self.distinct_signature(text) {
+            Some((sig, guard)) => (Some(sig), guard),
+            None => (None, None),
+        };
         Ok(TemplateSketch {
             inner,
-            distinct: self.distinct_signature(text),
+            distinct,
+            guard,
         })
     }
 
@@ -414,12 +492,7 @@ impl<D: Detector> Detector for TemplateVeto<D> {
             found.retain(|v| {
                 v.distance == Some(0)
                     || v.similarity == Some(1.0)
-                    || match self.distinct.get(v.of as usize) {
-                        Some(Some(theirs)) => {
-                            jaccard_estimate(mine, theirs) >= self.opts.veto_below
-                        }
-                        _ => true,
-                    }
+                    || self.stands(mine, sketch.guard.as_ref(), v.of as usize)
             });
         }
         found
@@ -431,6 +504,15 @@ impl<D: Detector> Detector for TemplateVeto<D> {
             self.distinct.resize(i + 1, None);
         }
         self.distinct[i] = sketch.distinct;
+        if let Some(g) = sketch.guard {
+            if self.samples.len() <= i {
+                self.samples.resize(i + 1, None);
+            }
+            self.samples[i] = Some((
+                BottomK::new(&g.whole, GUARD_SAMPLE),
+                BottomK::new(&g.part, GUARD_SAMPLE),
+            ));
+        }
         self.inner.insert(doc, sketch.inner);
     }
 
@@ -441,7 +523,16 @@ impl<D: Detector> Detector for TemplateVeto<D> {
             .distinct
             .iter()
             .map(|d| d.as_ref().map_or(0, |v| v.len() * 4) + 24)
-            .sum();
+            .sum::<usize>()
+            + self
+                .samples
+                .iter()
+                .map(|s| {
+                    s.as_ref()
+                        .map_or(0, |(a, b)| a.heap_bytes() + b.heap_bytes())
+                        + 64
+                })
+                .sum::<usize>();
         self.inner.heap_bytes() + lines + sigs
     }
 }
