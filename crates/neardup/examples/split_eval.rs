@@ -194,6 +194,9 @@ fn main() {
     );
     println!("| --- | --- |{}", " --- |".repeat(variants.len()));
     for f in files {
+        if std::env::var("SPLIT_EVAL_FILE").is_ok_and(|o| !f.starts_with(&o)) {
+            continue;
+        }
         let sources: Vec<SourceDoc> = read_jsonl(&dir.join(f))
             .into_iter()
             .map(|(id, text)| SourceDoc {

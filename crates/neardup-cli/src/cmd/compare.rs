@@ -44,7 +44,7 @@ pub struct CompareArgs {
     #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=63))]
     pub distance: Option<u32>,
     /// auto: the MinHash Jaccard threshold of long texts, strictly between 0 and 1
-    /// [default: 0.6, as dedup].
+    /// [default: 0.6, as dedup --no-template-veto: a pair has no corpus for the veto].
     #[arg(long, value_parser = parse_threshold)]
     pub threshold: Option<f64>,
     #[command(flatten)]

@@ -5,7 +5,8 @@
 //! 1. **Exact** digest ([`crate::exact`]): byte-identical normalised texts always match.
 //! 2. Let `L` = number of letters/digits. If `L ≤ short.max_chars` (default 140) the document
 //!    takes the **short-text path** ([`crate::shorttext`]: MinHash LSH candidates on character
-//!    2/3-grams, confirmed by Levenshtein similarity ≥ 0.8 on the stored text).
+//!    2/3-grams, confirmed by Levenshtein similarity ≥ 0.8 on the stored text, or by
+//!    containment — the shorter text inside the longer, [`crate::detect::Stage::Containment`]).
 //! 3. Otherwise the **long path**: MinHash LSH (default; Jaccard ≥ 0.6 ([`crate::minhash::DEFAULT_THRESHOLD`]) of character 5-grams
 //!    or word 3-grams, 128 permutations, estimated from the signatures), or simhash within
 //!    Hamming distance `simhash_k` (default 3), or either ([`LongMethod`]).

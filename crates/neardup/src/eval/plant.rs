@@ -549,8 +549,8 @@ pub(crate) fn repost(rng: &mut SplitMix64, text: &str) -> String {
 }
 
 /// Quote: for a short text (under 140 characters) a contiguous 40–65 % of it, otherwise one to
-/// three consecutive sentences (at most 300 characters, cut there); in quotation marks or
-/// after an attribution.
+/// three consecutive sentences, more while under 60 characters (at most 300 characters, cut
+/// there); in quotation marks or after an attribution.
 pub(crate) fn quote(rng: &mut SplitMix64, text: &str) -> String {
     let zh = is_chinese(text);
     let chars: Vec<(usize, char)> = text.char_indices().collect();
@@ -563,7 +563,11 @@ pub(crate) fn quote(rng: &mut SplitMix64, text: &str) -> String {
     } else {
         let b = boundaries(text);
         let first = rng.below(b.len().saturating_sub(1).max(1) as u64) as usize;
-        let last = (first + 1 + rng.below(3) as usize).min(b.len() - 1);
+        let mut last = (first + 1 + rng.below(3) as usize).min(b.len() - 1);
+        // At least 60 characters: a one-line note ("See also …") recurs across documents.
+        while last + 1 < b.len() && text[b[first]..b[last]].chars().count() < 60 {
+            last += 1;
+        }
         let (b0, mut b1) = (b[first], b[last]);
         // At most 300 characters.
         if let Some((i, _)) = text[b0..b1].char_indices().nth(300) {
@@ -580,5 +584,38 @@ pub(crate) fn quote(rng: &mut SplitMix64, text: &str) -> String {
         (false, 0) => format!("\"{piece}\""),
         (false, 1) => format!("As {who} put it: \"{piece}\""),
         (false, _) => format!("{piece} (quoted by {who})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn letters(s: &str) -> String {
+        s.chars().filter(|c| c.is_alphanumeric()).collect()
+    }
+
+    proptest! {
+        /// A repost holds the whole (trimmed) text; a quote's piece lies inside the text.
+        #[test]
+        fn reposts_contain_and_quotes_are_contained(seed in any::<u64>(), zh in any::<bool>(), n in 1usize..40) {
+            let sentence = if zh { "天下大势，分久必合，合久必分。" } else { "The sea was calm that night. " };
+            let text = sentence.repeat(n);
+            let mut rng = SplitMix64::new(seed);
+            let r = repost(&mut rng, &text);
+            prop_assert!(r.contains(text.trim()));
+            prop_assert!(r.len() > text.trim().len());
+            let q = quote(&mut rng, &text);
+            let inner = q
+                .trim_start_matches(|c: char| c != '“' && c != '"' && c != '：')
+                .trim_start_matches(['“', '"', '：'])
+                .trim_end_matches(['”', '"'])
+                .split(" (quoted by ")
+                .next()
+                .unwrap();
+            prop_assert!(!letters(inner).is_empty());
+            prop_assert!(letters(&text).contains(&letters(inner)), "{q:?}");
+        }
     }
 }

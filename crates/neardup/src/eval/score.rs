@@ -152,6 +152,7 @@ pub fn score(truth: &[Truth], predicted: &[u64]) -> Scores {
     add(&tp, |a| &mut a.c);
     let kind_order: Vec<&str> = Kind::PLANTED
         .iter()
+        .chain(&Kind::CONTAINMENT)
         .map(|k| k.as_str())
         .chain(["negative", "unplanted"])
         .collect();

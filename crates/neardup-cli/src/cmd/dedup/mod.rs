@@ -25,8 +25,6 @@ use pipeline::run_with;
 fn default_distance() -> u32 {
     DetectorSpec::default().distance
 }
-/// Default Jaccard threshold of the MinHash detectors (the library's, in one place).
-const DEFAULT_THRESHOLD: f64 = neardup::minhash::DEFAULT_THRESHOLD;
 
 /// Arguments of `neardup dedup`.
 #[derive(Debug, clap::Args)]
@@ -95,7 +93,8 @@ pub struct Args {
     #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=63))]
     pub distance: Option<u32>,
     /// --method minhash and auto (long texts): Jaccard threshold of near-duplicates, strictly
-    /// between 0 and 1 [default: 0.6, docs/quality.md].
+    /// between 0 and 1 [default: 0.5 for auto under the template veto, otherwise 0.6;
+    /// docs/quality.md].
     /// Refused with detectors that do not use it.
     #[arg(long, value_parser = parse_threshold)]
     pub threshold: Option<f64>,
@@ -153,9 +152,13 @@ impl Args {
         }
     }
 
-    /// The Jaccard threshold in force.
+    /// The Jaccard threshold in force: `--threshold`, or the library's default for the method
+    /// with or without the template veto.
     fn threshold(&self) -> f64 {
-        self.threshold.unwrap_or(DEFAULT_THRESHOLD)
+        self.threshold.unwrap_or_else(|| {
+            let method = self.detector.parse().unwrap_or_default();
+            DetectorSpec::default_threshold(method, !self.no_template)
+        })
     }
 }
 
