@@ -129,12 +129,12 @@ fn variants() -> Vec<Variant> {
         });
     }
     v.push(Variant {
-        name: "guarded veto, t=0.6, containment (default)".into(),
+        name: "guarded veto, t=0.6, containment".into(),
         veto: Some(TemplateVetoOptions::default()),
         policy: base.clone(),
     });
     v.push(Variant {
-        name: "guarded veto, t=0.5, containment".into(),
+        name: "default: guarded veto, t=0.5, containment".into(),
         veto: Some(TemplateVetoOptions::default()),
         policy: with(&|p| p.minhash.lsh.threshold = 0.5),
     });
