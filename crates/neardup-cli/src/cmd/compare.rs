@@ -100,6 +100,9 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                     (neardup::detect::Stage::Minhash, Some(s)) => {
                         format!("Jaccard estimate {s:.3} ≥ {tm}")
                     }
+                    (neardup::detect::Stage::Containment, Some(s)) => {
+                        format!("the shorter text lies inside the other, alignment {s:.3}")
+                    }
                     (st, _) => st.to_string(),
                 };
                 writeln!(out, "near-duplicates  (stage {}: {how})", v.stage)?;

@@ -43,7 +43,7 @@ an id get their 1-based line number (FILE:LINE when several files are read).
 Output (one JSON line per input document, in input order):
   {\"id\": …, \"duplicate_of\": <kept id>|null, \"cluster\": <number of the cluster's first document>,
    \"distance\": <Hamming distance to the strongest earlier match>|null,
-   \"matched\": <id of that match>|null, \"similarity\": …, \"stage\": exact|short|minhash|simhash|imatch}
+   \"matched\": <id of that match>|null, \"similarity\": …, \"stage\": exact|short|containment|minhash|simhash|imatch}
   Empty documents (nothing left after normalisation) add \"skipped\": \"empty\"; they are kept
   and form their own cluster. --provenance adds \"file\" and \"line\" (1-based; null for whole
   files) to every line.
