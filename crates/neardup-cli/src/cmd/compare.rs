@@ -135,6 +135,13 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                 "  short:   — (both texts must be short, of one script)"
             )?,
         }
+        if let Some(c) = e.short_containment {
+            writeln!(
+                out,
+                "  contain: the shorter text aligns inside the other at {c:.3} (threshold {})",
+                opts.short.containment.as_ref().map_or(0.0, |c| c.threshold)
+            )?;
+        }
         match e.minhash_similarity {
             Some(s) => writeln!(out, "  minhash: Jaccard estimate {s:.3} (threshold {tm})")?,
             None => writeln!(out, "  minhash: — (both texts must be long)")?,
