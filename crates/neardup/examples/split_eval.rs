@@ -19,6 +19,10 @@
 //! - `containment`: one to two copies per group, reposts (comment, forwarding marker,
 //!   attribution added), quotes and excerpts, with 20 % template hard negatives.
 //!
+//! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
+//! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
+//! `contained_above` values.
+//!
 //! Held-out also runs the natural pairs (`pairs_*.jsonl`: every document of the paired corpora
 //! deduplicated, the listed pairs the truth; only their recall is meaningful).
 
@@ -127,6 +131,18 @@ fn variants() -> Vec<Variant> {
             veto: Some(guard(c)),
             policy: with(&|p| p.short.containment = None),
         });
+    }
+    // `SPLIT_EVAL_THRESHOLDS=0.4,0.45,0.55`: the default with other MinHash thresholds.
+    if let Ok(ts) = std::env::var("SPLIT_EVAL_THRESHOLDS") {
+        let mut v = vec![];
+        for t in ts.split(',').map(|x| x.parse::<f64>().unwrap()) {
+            v.push(Variant {
+                name: format!("guarded veto, t={t}, containment"),
+                veto: Some(TemplateVetoOptions::default()),
+                policy: with(&|p| p.minhash.lsh.threshold = t),
+            });
+        }
+        return v;
     }
     v.push(Variant {
         name: "guarded veto, t=0.6, containment".into(),
