@@ -332,7 +332,7 @@ pub struct Explanation {
 /// assert_eq!(e.verdict.unwrap().stage, Stage::Short);
 /// assert!(e.short_similarity.unwrap() >= 0.8);
 /// let post = "今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了";
-/// let e = explain(&fp, &PolicyOptions::default(), post, &format!("//@小明: 转发微博 {post}")).unwrap();
+/// let e = explain(&fp, &PolicyOptions::default(), post, &format!("//@小明同学: 转发微博 好文，收藏了。{post}")).unwrap();
 /// assert_eq!(e.verdict.unwrap().stage, Stage::Containment);
 /// assert_eq!(e.short_containment, Some(1.0));
 /// ```
