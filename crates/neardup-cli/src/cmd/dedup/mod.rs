@@ -85,7 +85,8 @@ pub struct Args {
     pub detector: String,
     /// Turn off the template veto, which refuses matches that rest only on lines repeated
     /// across many documents (a shared page template inside the text); the online service
-    /// decides without it (docs/quality.md). (`--no-template` is the old spelling.)
+    /// decides without it, and so at the default --threshold of 0.6 (docs/quality.md).
+    /// (`--no-template` is the old spelling.)
     #[arg(long = "no-template-veto", alias = "no-template")]
     pub no_template: bool,
     /// --method simhash: near-duplicates are within this Hamming distance (inclusive), 0 to 63
