@@ -44,7 +44,7 @@ pub struct CompareArgs {
     #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=63))]
     pub distance: Option<u32>,
     /// auto: the MinHash Jaccard threshold of long texts, strictly between 0 and 1
-    /// [default: 0.6, as dedup].
+    /// [default: 0.6, as dedup --no-template-veto: a pair has no corpus for the veto].
     #[arg(long, value_parser = parse_threshold)]
     pub threshold: Option<f64>,
     #[command(flatten)]
@@ -100,6 +100,9 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                     (neardup::detect::Stage::Minhash, Some(s)) => {
                         format!("Jaccard estimate {s:.3} ≥ {tm}")
                     }
+                    (neardup::detect::Stage::Containment, Some(s)) => {
+                        format!("the shorter text lies inside the other, alignment {s:.3}")
+                    }
                     (st, _) => st.to_string(),
                 };
                 writeln!(out, "near-duplicates  (stage {}: {how})", v.stage)?;
@@ -131,6 +134,13 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                 out,
                 "  short:   — (both texts must be short, of one script)"
             )?,
+        }
+        if let Some(c) = e.short_containment {
+            writeln!(
+                out,
+                "  contain: the shorter text aligns inside the other at {c:.3} (threshold {})",
+                opts.short.containment.as_ref().map_or(0.0, |c| c.threshold)
+            )?;
         }
         match e.minhash_similarity {
             Some(s) => writeln!(out, "  minhash: Jaccard estimate {s:.3} (threshold {tm})")?,

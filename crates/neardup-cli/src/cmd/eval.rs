@@ -60,6 +60,16 @@ pub struct MakeArgs {
     /// Sources shorter than this many characters are left out.
     #[arg(long, default_value_t = 20)]
     pub min_chars: usize,
+    /// The kinds a planted copy is drawn from, comma-separated (mirror, reformat, ads,
+    /// counters, edit, excerpt, repost, quote) [default: the first six].
+    #[arg(long, value_delimiter = ',', value_parser = ["mirror", "reformat", "ads", "counters", "edit", "excerpt", "repost", "quote"])]
+    pub kinds: Vec<String>,
+    /// Each planted group holds its original and 1 to N copies.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub copies: u64,
+    /// Percent of sources made template hard negatives.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=80))]
+    pub negative_percent: u64,
     /// JSONL field holding the document id.
     #[arg(long, default_value = "id")]
     pub id_field: String,
@@ -170,6 +180,16 @@ fn make(a: MakeArgs) -> anyhow::Result<()> {
         seed: a.seed,
         max_sources: a.max_sources,
         min_chars: a.min_chars,
+        kinds: if a.kinds.is_empty() {
+            eval::Kind::PLANTED.to_vec()
+        } else {
+            a.kinds
+                .iter()
+                .filter_map(|k| eval::Kind::ALL.into_iter().find(|x| x.as_str() == k))
+                .collect()
+        },
+        copies: a.copies as usize,
+        negative_percent: a.negative_percent,
         ..MakeOptions::default()
     };
     let set = eval::make_set(&sources, &opts);

@@ -375,3 +375,24 @@ fn unknown_method_is_a_clear_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("nosuch") && err.contains("simhash"), "{err}");
 }
+
+/// A repost (a forwarding marker and an attribution added to a short post) is a duplicate of
+/// the post by the containment relation, and the output says so; the plain edit-distance
+/// stage alone (the same post without the relation) would not link them.
+#[test]
+fn reposts_are_duplicates_by_containment() {
+    let input = "{\"id\":\"post\",\"text\":\"今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了\"}\n\
+                 {\"id\":\"repost\",\"text\":\"//@小明同学: 转发微博 好文，收藏了。今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了\"}\n\
+                 {\"id\":\"other\",\"text\":\"明天我们一起去江边散步吧，听说那里的风景非常好看\"}\n";
+    let out = ok(&["dedup", "-q"], Some(input.as_bytes()));
+    assert_eq!(
+        pairs(&out),
+        [
+            ("post".to_string(), Value::Null),
+            ("repost".to_string(), Value::from("post")),
+            ("other".to_string(), Value::Null),
+        ]
+    );
+    assert_eq!(out[1]["stage"], "containment", "{}", out[1]);
+    assert_eq!(out[1]["similarity"].as_f64(), Some(1.0), "{}", out[1]);
+}

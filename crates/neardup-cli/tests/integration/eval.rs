@@ -206,3 +206,58 @@ fn make_dedup_score_and_sweep_end_to_end() {
     );
     assert!(!o.status.success());
 }
+
+/// `eval make --kinds repost,quote --copies 3 --negative-percent 0`: only those kinds are
+/// planted, several copies per group, no template negatives; a repost holds its original.
+#[test]
+fn make_plants_the_chosen_kinds_and_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.jsonl");
+    let o = run(
+        &[
+            "eval",
+            "make",
+            &fixture("mixed.jsonl"),
+            "--seed",
+            "3",
+            "--kinds",
+            "repost,quote",
+            "--copies",
+            "3",
+            "--negative-percent",
+            "0",
+            "--output",
+            set.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let docs: Vec<Value> = std::fs::read_to_string(&set)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_id: std::collections::HashMap<&str, &Value> = docs
+        .iter()
+        .map(|d| (d["id"].as_str().unwrap(), d))
+        .collect();
+    let mut planted = 0;
+    for d in &docs {
+        let kind = d["kind"].as_str().unwrap();
+        assert!(
+            ["unique", "original", "repost", "quote"].contains(&kind),
+            "{d}"
+        );
+        if kind == "repost" {
+            let of = by_id[d["of"].as_str().unwrap()];
+            let original = of["text"].as_str().unwrap().trim();
+            assert!(d["text"].as_str().unwrap().contains(original), "{d}");
+        }
+        planted += usize::from(kind == "repost" || kind == "quote");
+    }
+    let originals = docs.iter().filter(|d| d["kind"] == "original").count();
+    assert!(
+        originals > 0 && planted >= originals,
+        "{planted} / {originals}"
+    );
+}

@@ -266,6 +266,19 @@ fn compare_decides_as_dedup_and_names_the_stage() {
         s.starts_with("near-duplicates  (stage minhash: Jaccard estimate"),
         "{s}"
     );
+    // A repost: the shorter text lies inside the other (the containment relation).
+    let post = "今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了";
+    let repost = format!("//@小明同学: 转发微博 {post}");
+    let o = run(&["compare", "--text", post, &repost], None);
+    let s = stdout(&o);
+    assert!(
+        s.starts_with("near-duplicates  (stage containment: "),
+        "{s}"
+    );
+    assert!(
+        s.contains("  contain: the shorter text aligns inside the other at 1.000"),
+        "{s}"
+    );
     let o = run(&["compare", "--text", &long, &long.to_uppercase()], None);
     assert!(
         stdout(&o).starts_with("near-duplicates  (stage exact"),

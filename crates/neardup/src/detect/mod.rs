@@ -16,6 +16,8 @@
 //! assert_eq!(d.find(&b)[0].of, 0);
 //! ```
 
+pub mod alignment;
+pub mod containment;
 pub mod policy;
 pub mod shorttext;
 pub mod spec;
@@ -44,6 +46,10 @@ pub enum Stage {
     Imatch,
     /// The same document id is already stored (online engine).
     Id,
+    /// The short-text path's containment relation: one text lies inside the other (a repost
+    /// with a comment or forwarding marker added, a quotation), confirmed by
+    /// [`alignment::contained_similarity`].
+    Containment,
 }
 
 impl Stage {
@@ -56,6 +62,7 @@ impl Stage {
             Stage::Simhash => "simhash",
             Stage::Imatch => "imatch",
             Stage::Id => "id",
+            Stage::Containment => "containment",
         }
     }
 }

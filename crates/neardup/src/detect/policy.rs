@@ -5,7 +5,8 @@
 //! 1. **Exact** digest ([`crate::exact`]): byte-identical normalised texts always match.
 //! 2. Let `L` = number of letters/digits. If `L ≤ short.max_chars` (default 140) the document
 //!    takes the **short-text path** ([`crate::shorttext`]: MinHash LSH candidates on character
-//!    2/3-grams, confirmed by Levenshtein similarity ≥ 0.8 on the stored text).
+//!    2/3-grams, confirmed by Levenshtein similarity ≥ 0.8 on the stored text, or by
+//!    containment — the shorter text inside the longer, [`crate::detect::Stage::Containment`]).
 //! 3. Otherwise the **long path**: MinHash LSH (default; Jaccard ≥ 0.6 ([`crate::minhash::DEFAULT_THRESHOLD`]) of character 5-grams
 //!    or word 3-grams, 128 permutations, estimated from the signatures), or simhash within
 //!    Hamming distance `simhash_k` (default 3), or either ([`LongMethod`]).
@@ -306,6 +307,10 @@ pub struct Explanation {
     pub short_similarity: Option<f64>,
     /// Whether the short path's digit-run rule lets the pair match.
     pub same_numbers: Option<bool>,
+    /// The short path's containment measure: how well the shorter confirmation text aligns
+    /// inside the longer ([`crate::detect::alignment::contained_similarity`]), when both are
+    /// within the short path's reach and containment is on.
+    pub short_containment: Option<f64>,
     /// Estimated Jaccard of the MinHash signatures (when both take the long path), and the
     /// threshold it is compared with.
     pub minhash_similarity: Option<f64>,
@@ -326,6 +331,10 @@ pub struct Explanation {
 /// let e = explain(&fp, &PolicyOptions::default(), "the cat sat on the mat", "the cat sat on a mat").unwrap();
 /// assert_eq!(e.verdict.unwrap().stage, Stage::Short);
 /// assert!(e.short_similarity.unwrap() >= 0.8);
+/// let post = "今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了";
+/// let e = explain(&fp, &PolicyOptions::default(), post, &format!("//@小明同学: 转发微博 好文，收藏了。{post}")).unwrap();
+/// assert_eq!(e.verdict.unwrap().stage, Stage::Containment);
+/// assert_eq!(e.short_containment, Some(1.0));
 /// ```
 ///
 /// # Errors
@@ -359,6 +368,17 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         }
         _ => (None, None),
     };
+    let short_containment = match (&sa.short, &sb.short, &opts.short.containment) {
+        (Some(x), Some(y), Some(_)) if x.han == y.han => {
+            let (short, long) = if x.chars <= y.chars {
+                (&x.text, &y.text)
+            } else {
+                (&y.text, &x.text)
+            };
+            Some(crate::detect::alignment::contained_similarity(short, long))
+        }
+        _ => None,
+    };
     let minhash_similarity = match (&sa.minhash, &sb.minhash) {
         (Some(x), Some(y)) => Some(crate::minhash::jaccard_estimate(&x.signature, &y.signature)),
         _ => None,
@@ -371,6 +391,7 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         exact,
         short_similarity,
         same_numbers,
+        short_containment,
         minhash_similarity,
         thresholds: (opts.short.threshold, opts.minhash.lsh.threshold),
         verdict,

@@ -111,6 +111,13 @@ impl std::str::FromStr for Method {
     }
 }
 
+/// The MinHash threshold of `auto`'s long path under the template veto (batch dedup's
+/// default): the veto keeps the precision a lower threshold would give away on documents that
+/// share template lines, so the recall of 0.5 comes without that cost (docs/quality.md).
+/// Without the veto (the online engine, `--no-template-veto`) the threshold stays
+/// [`DEFAULT_THRESHOLD`].
+pub const VETOED_AUTO_THRESHOLD: f64 = 0.5;
+
 /// A detector and its settings; [`Default`] is the defaults of `neardup dedup`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DetectorSpec {
@@ -119,7 +126,8 @@ pub struct DetectorSpec {
     /// Hamming distance of simhash (default 3).
     pub distance: u32,
     /// Jaccard threshold of MinHash, for `minhash` and `auto`'s long path (default
-    /// [`DEFAULT_THRESHOLD`]).
+    /// [`DetectorSpec::default_threshold`]: [`VETOED_AUTO_THRESHOLD`] for `auto` under the
+    /// template veto, [`DEFAULT_THRESHOLD`] otherwise).
     pub threshold: f64,
     /// Wrap `minhash` and `auto` in the template veto (default true; batch only: it learns
     /// which lines repeat across the corpus).
@@ -131,8 +139,26 @@ impl Default for DetectorSpec {
         DetectorSpec {
             method: Method::Auto,
             distance: 3,
-            threshold: DEFAULT_THRESHOLD,
+            threshold: VETOED_AUTO_THRESHOLD,
             template_veto: true,
+        }
+    }
+}
+
+impl DetectorSpec {
+    /// The default Jaccard threshold of `method` with or without the template veto.
+    ///
+    /// ```
+    /// use neardup::detect::spec::{DetectorSpec, Method};
+    /// assert_eq!(DetectorSpec::default_threshold(Method::Auto, true), 0.5);
+    /// assert_eq!(DetectorSpec::default_threshold(Method::Auto, false), 0.6);
+    /// assert_eq!(DetectorSpec::default_threshold(Method::Minhash, true), 0.6);
+    /// ```
+    pub fn default_threshold(method: Method, template_veto: bool) -> f64 {
+        if method == Method::Auto && template_veto {
+            VETOED_AUTO_THRESHOLD
+        } else {
+            DEFAULT_THRESHOLD
         }
     }
 }

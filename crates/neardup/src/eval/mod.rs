@@ -14,6 +14,8 @@
 //! | `counters` | original and copy both carry a date / views / comments / likes header, with different values |
 //! | `edit` | a few characters (Chinese) or words (other scripts) inserted, deleted or substituted (1–2 for short texts, 2–5 otherwise) |
 //! | `excerpt` | a contiguous 70–95 % of the text |
+//! | `repost` | the text with a comment, a forwarding marker (`//@user: 转发微博`, `RT @user:`) or an attribution added before or after it (only when [`MakeOptions::kinds`] names it) |
+//! | `quote` | one to three sentences of the text (a short text: 40–65 % of it) in quotation marks or after an attribution (only when [`MakeOptions::kinds`] names it) |
 //! | `negative` | a *different* document in a long page template shared with other negatives — nav, related links, footer, and ~8 notices (copyright, editor's note, disclaimer) *inside the article*, which main-content extraction cannot remove — must **not** be linked |
 //!
 //! Each source becomes one *group*: `unique` (the source alone), `original` + one planted copy
@@ -84,6 +86,12 @@ pub enum Kind {
     Edit,
     /// A large contiguous part.
     Excerpt,
+    /// The text reposted with a comment, a forwarding marker or an attribution before or
+    /// after it (containment: the original lies inside the copy).
+    Repost,
+    /// A quotation: one to three sentences (short texts: about half) of the text, in quotation
+    /// marks or after an attribution (containment: the copy lies inside the original).
+    Quote,
     /// A different document in a shared long template (must not be linked).
     Negative,
 }
@@ -99,8 +107,12 @@ impl Kind {
         Kind::Excerpt,
     ];
 
+    /// The containment kinds: one text lies inside the other. Not planted by default
+    /// ([`MakeOptions::kinds`]).
+    pub const CONTAINMENT: [Kind; 2] = [Kind::Repost, Kind::Quote];
+
     /// Every kind, in table order.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Unique,
         Kind::Original,
         Kind::Mirror,
@@ -109,6 +121,8 @@ impl Kind {
         Kind::Counters,
         Kind::Edit,
         Kind::Excerpt,
+        Kind::Repost,
+        Kind::Quote,
         Kind::Negative,
     ];
 
@@ -123,6 +137,8 @@ impl Kind {
             Kind::Counters => "counters",
             Kind::Edit => "edit",
             Kind::Excerpt => "excerpt",
+            Kind::Repost => "repost",
+            Kind::Quote => "quote",
             Kind::Negative => "negative",
         }
     }
@@ -232,6 +248,13 @@ pub struct MakeOptions {
     pub unique_percent: u64,
     /// Percent of sources made hard negatives.
     pub negative_percent: u64,
+    /// The kinds a planted copy is drawn from. Default [`Kind::PLANTED`].
+    pub kinds: Vec<Kind>,
+    /// A planted group holds the original and 1 to `copies` copies, each of a kind drawn
+    /// independently. Default 1. With more, a text's lines repeat across the documents of its
+    /// group (a syndicated article, an e-mail thread quoting earlier messages) without any
+    /// shared template: what the template veto must not mistake for one.
+    pub copies: usize,
 }
 
 impl Default for MakeOptions {
@@ -242,6 +265,8 @@ impl Default for MakeOptions {
             min_chars: 20,
             unique_percent: 20,
             negative_percent: 20,
+            kinds: Kind::PLANTED.to_vec(),
+            copies: 1,
         }
     }
 }
@@ -386,35 +411,52 @@ pub fn make_set(sources: &[SourceDoc], opts: &MakeOptions) -> MadeSet {
                 source: src,
             });
         } else {
-            let kind = Kind::PLANTED[rng.below(Kind::PLANTED.len() as u64) as usize];
-            let (orig, copy) = match kind {
-                Kind::Mirror => (text.clone(), plant::mirror(&mut rng, text)),
-                Kind::Reformat => (text.clone(), plant::reformat(&mut rng, text)),
-                Kind::Ads => (text.clone(), plant::ads(&mut rng, text)),
-                Kind::Counters => {
-                    let zh = plant::is_chinese(text);
-                    let a = plant::counters_header(&mut rng, zh) + text;
-                    let b = plant::counters_header(&mut rng, zh) + text;
-                    (a, b)
-                }
-                Kind::Edit => (text.clone(), plant::edit(&mut rng, text)),
-                _ => (text.clone(), plant::excerpt(&mut rng, text)),
+            let kinds = if opts.kinds.is_empty() {
+                &Kind::PLANTED[..]
+            } else {
+                &opts.kinds[..]
+            };
+            // One draw for a single copy (sets made with `copies: 1` stay as they were).
+            let n = if opts.copies > 1 {
+                1 + rng.below(opts.copies as u64) as usize
+            } else {
+                1
             };
             let at = drafts.len();
             drafts.push(Draft {
-                text: orig,
+                text: text.clone(),
                 group: g,
                 kind: Kind::Original,
                 of: None,
                 source: src,
             });
-            drafts.push(Draft {
-                text: copy,
-                group: g,
-                kind,
-                of: Some(at),
-                source: src,
-            });
+            for c in 0..n {
+                let kind = kinds[rng.below(kinds.len() as u64) as usize];
+                let copy = match kind {
+                    Kind::Mirror => plant::mirror(&mut rng, text),
+                    Kind::Reformat => plant::reformat(&mut rng, text),
+                    Kind::Ads => plant::ads(&mut rng, text),
+                    Kind::Counters => {
+                        let zh = plant::is_chinese(text);
+                        // The original carries a header too when its first copy does.
+                        if c == 0 {
+                            drafts[at].text = plant::counters_header(&mut rng, zh) + text;
+                        }
+                        plant::counters_header(&mut rng, zh) + text
+                    }
+                    Kind::Edit => plant::edit(&mut rng, text),
+                    Kind::Repost => plant::repost(&mut rng, text),
+                    Kind::Quote => plant::quote(&mut rng, text),
+                    _ => plant::excerpt(&mut rng, text),
+                };
+                drafts.push(Draft {
+                    text: copy,
+                    group: g,
+                    kind,
+                    of: Some(at),
+                    source: src,
+                });
+            }
         }
     }
     let mut order: Vec<usize> = (0..drafts.len()).collect();

@@ -459,3 +459,168 @@ pub(crate) fn excerpt(rng: &mut SplitMix64, text: &str) -> String {
     let b1 = chars.get(start + keep).map_or(text.len(), |c| c.0);
     text[b0..b1].to_string()
 }
+
+const ZH_USERS: &[&str] = &[
+    "小明同学",
+    "晴天娃娃",
+    "老王读书",
+    "南山南",
+    "一只猫",
+    "北京青年",
+    "读书会",
+    "码农日记",
+    "江湖夜雨",
+    "看客甲",
+];
+const EN_USERS: &[&str] = &[
+    "jsmith",
+    "reader42",
+    "anna_k",
+    "old_sailor",
+    "dev_notes",
+    "bookworm",
+    "mary.ellen",
+    "tomcat",
+    "quietfox",
+    "news_bot",
+];
+/// Comments put before a repost (`{u}`: a user name).
+const ZH_BEFORE: &[&str] = &[
+    "转发微博",
+    "说得太好了，转给大家看看：",
+    "//@{u}: 转发微博",
+    "好文，收藏了。",
+    "转：",
+    "哈哈哈，太真实了",
+    "【转载】",
+    "值得一读！",
+];
+const EN_BEFORE: &[&str] = &[
+    "RT @{u}:",
+    "So true. Sharing this:",
+    "Fwd:",
+    "Worth reading!",
+    "Found this today --",
+    "Reposting for everyone who asked:",
+    "This made my day.",
+    "Saved.",
+];
+/// Attributions and markers put after a repost.
+const ZH_AFTER: &[&str] = &[
+    "//@{u}: 转发微博",
+    "——转自{u}的微博",
+    "（来源：网络，如有侵权请联系删除）",
+    "转自：{u}",
+    "via @{u}",
+    "#每日一句#",
+];
+const EN_AFTER: &[&str] = &[
+    "(via @{u})",
+    "-- shared by {u}",
+    "Source: the internet; credit to the original author.",
+    "Forwarded by {u}",
+    "#quote #daily",
+    "h/t @{u}",
+];
+
+/// Repost: the whole text with a comment, a forwarding marker or an attribution before it,
+/// after it, or both.
+pub(crate) fn repost(rng: &mut SplitMix64, text: &str) -> String {
+    let zh = is_chinese(text);
+    let (users, before, after) = if zh {
+        (ZH_USERS, ZH_BEFORE, ZH_AFTER)
+    } else {
+        (EN_USERS, EN_BEFORE, EN_AFTER)
+    };
+    let user = pick(rng, users);
+    let sep = if zh { "" } else { " " };
+    let mut out = String::with_capacity(text.len() + 120);
+    let where_ = rng.below(3);
+    if where_ != 1 {
+        out.push_str(&pick(rng, before).replace("{u}", user));
+        out.push_str(sep);
+    }
+    out.push_str(text.trim());
+    if where_ != 0 {
+        out.push_str(sep);
+        out.push_str(&pick(rng, after).replace("{u}", user));
+    }
+    out
+}
+
+/// The quoted piece of [`quote`].
+fn quote_piece<'a>(rng: &mut SplitMix64, text: &'a str) -> &'a str {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let n = chars.len();
+    let byte = |i: usize| chars.get(i).map_or(text.len(), |c| c.0);
+    let piece = if n < 140 {
+        let keep = (n * (40 + rng.below(26) as usize) / 100).max(1);
+        let start = rng.below((n - keep) as u64 + 1) as usize;
+        &text[byte(start)..byte(start + keep)]
+    } else {
+        let mut b = boundaries(text);
+        // No piece starts in trailing white space.
+        while b.len() > 2 && text[b[b.len() - 2]..].trim().is_empty() {
+            b.remove(b.len() - 2);
+        }
+        let first = rng.below(b.len().saturating_sub(1).max(1) as u64) as usize;
+        let mut last = (first + 1 + rng.below(3) as usize).min(b.len() - 1);
+        // At least 60 characters: a one-line note ("See also …") recurs across documents.
+        while last + 1 < b.len() && text[b[first]..b[last]].chars().count() < 60 {
+            last += 1;
+        }
+        let (b0, mut b1) = (b[first], b[last]);
+        // At most 300 characters.
+        if let Some((i, _)) = text[b0..b1].char_indices().nth(300) {
+            b1 = b0 + i;
+        }
+        &text[b0..b1]
+    };
+    piece.trim()
+}
+
+/// Quote: for a short text (under 140 characters) a contiguous 40–65 % of it, otherwise one to
+/// three consecutive sentences, more while under 60 characters (at most 300 characters, cut
+/// there); in quotation marks or after an attribution.
+pub(crate) fn quote(rng: &mut SplitMix64, text: &str) -> String {
+    let zh = is_chinese(text);
+    let piece = quote_piece(rng, text);
+    let who = pick(rng, if zh { ZH_USERS } else { EN_USERS });
+    match (zh, rng.below(3)) {
+        (true, 0) => format!("“{piece}”"),
+        (true, 1) => format!("{who}说：“{piece}”"),
+        (true, _) => format!("书中写道：{piece}"),
+        (false, 0) => format!("\"{piece}\""),
+        (false, 1) => format!("As {who} put it: \"{piece}\""),
+        (false, _) => format!("{piece} (quoted by {who})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn letters(s: &str) -> String {
+        s.chars().filter(|c| c.is_alphanumeric()).collect()
+    }
+
+    proptest! {
+        /// A repost holds the whole (trimmed) text; a quote's piece lies inside the text.
+        #[test]
+        fn reposts_contain_and_quotes_are_contained(seed in any::<u64>(), zh in any::<bool>(), n in 1usize..40) {
+            let sentence = if zh { "天下大势，分久必合，合久必分。" } else { "The sea was calm that night. " };
+            let text = sentence.repeat(n);
+            let mut rng = SplitMix64::new(seed);
+            let r = repost(&mut rng, &text);
+            prop_assert!(r.contains(text.trim()));
+            prop_assert!(r.len() > text.trim().len());
+            let piece = quote_piece(&mut rng.clone(), &text);
+            let q = quote(&mut rng, &text);
+            prop_assert!(!letters(piece).is_empty());
+            prop_assert!(text.contains(piece));
+            prop_assert!(q.contains(piece), "{q:?}");
+
+        }
+    }
+}

@@ -76,17 +76,20 @@ fn category(t: &Truth) -> u8 {
     (t.kind as u8) * 3 + t.bucket as u8
 }
 
+/// Number of categories.
+const CATEGORIES: usize = Kind::ALL.len() * Bucket::ALL.len();
+
 type PairCounts = HashMap<(u8, u8), u64>;
 
 /// Adds the pairs within each block, by category pair.
 fn count_pairs<K: std::hash::Hash + Eq>(keys: impl Iterator<Item = (K, u8)>) -> PairCounts {
-    let mut blocks: HashMap<K, [u32; 27]> = HashMap::new();
+    let mut blocks: HashMap<K, [u32; CATEGORIES]> = HashMap::new();
     for (k, c) in keys {
-        blocks.entry(k).or_insert([0; 27])[c as usize] += 1;
+        blocks.entry(k).or_insert([0; CATEGORIES])[c as usize] += 1;
     }
     let mut out = PairCounts::new();
     for cnt in blocks.values() {
-        let present: Vec<usize> = (0..27).filter(|&c| cnt[c] > 0).collect();
+        let present: Vec<usize> = (0..CATEGORIES).filter(|&c| cnt[c] > 0).collect();
         for (ai, &a) in present.iter().enumerate() {
             let na = u64::from(cnt[a]);
             if na > 1 {
@@ -149,6 +152,7 @@ pub fn score(truth: &[Truth], predicted: &[u64]) -> Scores {
     add(&tp, |a| &mut a.c);
     let kind_order: Vec<&str> = Kind::PLANTED
         .iter()
+        .chain(&Kind::CONTAINMENT)
         .map(|k| k.as_str())
         .chain(["negative", "unplanted"])
         .collect();

@@ -25,8 +25,6 @@ use pipeline::run_with;
 fn default_distance() -> u32 {
     DetectorSpec::default().distance
 }
-/// Default Jaccard threshold of the MinHash detectors (the library's, in one place).
-const DEFAULT_THRESHOLD: f64 = neardup::minhash::DEFAULT_THRESHOLD;
 
 /// Arguments of `neardup dedup`.
 #[derive(Debug, clap::Args)]
@@ -45,7 +43,7 @@ an id get their 1-based line number (FILE:LINE when several files are read).
 Output (one JSON line per input document, in input order):
   {\"id\": …, \"duplicate_of\": <kept id>|null, \"cluster\": <number of the cluster's first document>,
    \"distance\": <Hamming distance to the strongest earlier match>|null,
-   \"matched\": <id of that match>|null, \"similarity\": …, \"stage\": exact|short|minhash|simhash|imatch}
+   \"matched\": <id of that match>|null, \"similarity\": …, \"stage\": exact|short|containment|minhash|simhash|imatch}
   Empty documents (nothing left after normalisation) add \"skipped\": \"empty\"; they are kept
   and form their own cluster. --provenance adds \"file\" and \"line\" (1-based; null for whole
   files) to every line.
@@ -87,7 +85,8 @@ pub struct Args {
     pub detector: String,
     /// Turn off the template veto, which refuses matches that rest only on lines repeated
     /// across many documents (a shared page template inside the text); the online service
-    /// decides without it (docs/quality.md). (`--no-template` is the old spelling.)
+    /// decides without it, and so at the default --threshold of 0.6 (docs/quality.md).
+    /// (`--no-template` is the old spelling.)
     #[arg(long = "no-template-veto", alias = "no-template")]
     pub no_template: bool,
     /// --method simhash: near-duplicates are within this Hamming distance (inclusive), 0 to 63
@@ -95,7 +94,8 @@ pub struct Args {
     #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=63))]
     pub distance: Option<u32>,
     /// --method minhash and auto (long texts): Jaccard threshold of near-duplicates, strictly
-    /// between 0 and 1 [default: 0.6, docs/quality.md].
+    /// between 0 and 1 [default: 0.5 for auto under the template veto, otherwise 0.6;
+    /// docs/quality.md].
     /// Refused with detectors that do not use it.
     #[arg(long, value_parser = parse_threshold)]
     pub threshold: Option<f64>,
@@ -153,9 +153,13 @@ impl Args {
         }
     }
 
-    /// The Jaccard threshold in force.
+    /// The Jaccard threshold in force: `--threshold`, or the library's default for the method
+    /// with or without the template veto.
     fn threshold(&self) -> f64 {
-        self.threshold.unwrap_or(DEFAULT_THRESHOLD)
+        self.threshold.unwrap_or_else(|| {
+            let method = self.detector.parse().unwrap_or_default();
+            DetectorSpec::default_threshold(method, !self.no_template)
+        })
     }
 }
 

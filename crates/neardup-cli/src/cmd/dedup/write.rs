@@ -129,6 +129,9 @@ pub fn removed(
         (Some(Stage::Short), _, Some(s)) => {
             format!("short text, edit-distance similarity {s:.3} to {m}")
         }
+        (Some(Stage::Containment), _, Some(s)) => {
+            format!("short text, the shorter lies inside the other (alignment {s:.3}) with {m}")
+        }
         (Some(Stage::Minhash), _, Some(s)) => format!("MinHash Jaccard estimate {s:.3} to {m}"),
         (Some(Stage::Imatch), _, _) => format!("same I-Match digest as {m}"),
         (_, Some(d), _) => format!("simhash Hamming distance {d} to {m}"),

@@ -1,0 +1,312 @@
+//! The held-out evaluation of the `auto` detector's defaults: planted sets from every corpus,
+//! several seeds, three families of sets, and a split of the corpora into a *development* half
+//! (defaults are chosen looking only at it) and a *held-out* half (run once the choice is made,
+//! to confirm it). Prints one Markdown table per split: pairwise precision / recall / F1 per
+//! set and variant (as `neardup eval score`).
+//!
+//! ```sh
+//! cargo run --release -p neardup --example split_eval -- ../shared/corpora dev 1,2,3
+//! cargo run --release -p neardup --example split_eval -- ../shared/corpora heldout 1,2,3
+//! ```
+//!
+//! Set families (per corpus and seed; 1,500 sources at most):
+//!
+//! - `classic`: `neardup eval make` defaults — one copy per group (mirror, reformat, ads,
+//!   counters, edit, excerpt) and 20 % template hard negatives.
+//! - `families`: no template at all, no negatives; each group is an original and one to four
+//!   copies (ads, counters, excerpt, edit, reformat), so a text's lines repeat across its
+//!   group — a syndicated article, an e-mail thread. A safe template veto changes nothing here.
+//! - `containment`: one to two copies per group, reposts (comment, forwarding marker,
+//!   attribution added), quotes and excerpts, with 20 % template hard negatives.
+//!
+//! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
+//! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
+//! `contained_above` values.
+//!
+//! Held-out also runs the natural pairs (`pairs_*.jsonl`: every document of the paired corpora
+//! deduplicated, the listed pairs the truth; only their recall is meaningful).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use neardup::dedup::{Deduper, Keep, Linkage};
+use neardup::detect::Detector;
+use neardup::eval::{make_set, score, Bucket, Kind, MakeOptions, Prf, SourceDoc, Truth};
+use neardup::policy::{AutoDetector, PolicyOptions};
+use neardup::template_veto::{TemplateVeto, TemplateVetoOptions};
+use neardup::{FingerprintConfig, Fingerprinter};
+
+const DEV: [&str; 4] = [
+    "zh_linux_kernel_docs_zh_CN.jsonl",
+    "zh_debian_docs.jsonl",
+    "en_debian_docs.jsonl",
+    "en_sotu.jsonl",
+];
+const HELD_OUT: [&str; 5] = [
+    "zh_fortunes.jsonl",
+    "zh_sanguo_yanyi.jsonl",
+    "zh_linux_kernel_docs_zh_TW.jsonl",
+    "en_moby_dick.jsonl",
+    "en_shakespeare_milton.jsonl",
+];
+
+fn read_jsonl(path: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            Some((
+                v["id"].as_str()?.to_string(),
+                v["text"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+#[derive(Clone)]
+struct Variant {
+    name: String,
+    veto: Option<TemplateVetoOptions>,
+    policy: PolicyOptions,
+}
+
+fn run<D: Detector>(det: D, texts: &[String]) -> Vec<u64> {
+    let mut dd = Deduper::with_linkage(det, Linkage::Kept);
+    for chunk in texts.chunks(4096) {
+        dd.push_batch(chunk).expect("sketches");
+    }
+    dd.finish(Keep::First)
+        .outcomes
+        .iter()
+        .map(|o| u64::from(o.cluster))
+        .collect()
+}
+
+fn clusters(v: &Variant, texts: &[String]) -> Vec<u64> {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let auto = AutoDetector::new(fp.clone(), v.policy.clone()).unwrap();
+    match &v.veto {
+        Some(o) => run(TemplateVeto::new(auto, fp, o.clone()).unwrap(), texts),
+        None => run(auto, texts),
+    }
+}
+
+fn fmt(p: &Prf) -> String {
+    let f = |x: Option<f64>| x.map_or("—".to_string(), |x| format!("{x:.3}"));
+    format!("{} / {} / {}", f(p.precision), f(p.recall), f(p.f1))
+}
+
+fn variants() -> Vec<Variant> {
+    let base = PolicyOptions::default();
+    let with = |f: &dyn Fn(&mut PolicyOptions)| {
+        let mut p = base.clone();
+        f(&mut p);
+        p
+    };
+    let guard = |c: f64| TemplateVetoOptions {
+        contained_above: Some(c),
+        ..TemplateVetoOptions::default()
+    };
+    let mut v = vec![
+        Variant {
+            name: "previous default: unguarded veto, t=0.6, no containment".into(),
+            veto: Some(TemplateVetoOptions::unguarded()),
+            policy: with(&|p| p.short.containment = None),
+        },
+        Variant {
+            name: "no veto, t=0.6, no containment".into(),
+            veto: None,
+            policy: with(&|p| p.short.containment = None),
+        },
+    ];
+    let guards: Vec<f64> = std::env::var("SPLIT_EVAL_GUARDS")
+        .ok()
+        .map_or(vec![0.5], |s| {
+            s.split(',').map(|x| x.parse().unwrap()).collect()
+        });
+    for &c in &guards {
+        v.push(Variant {
+            name: format!("guarded veto ({c}), t=0.6, no containment"),
+            veto: Some(guard(c)),
+            policy: with(&|p| p.short.containment = None),
+        });
+    }
+    // `SPLIT_EVAL_THRESHOLDS=0.4,0.45,0.55`: the default with other MinHash thresholds.
+    if let Ok(ts) = std::env::var("SPLIT_EVAL_THRESHOLDS") {
+        let mut v = vec![];
+        for t in ts.split(',').map(|x| x.parse::<f64>().unwrap()) {
+            v.push(Variant {
+                name: format!("guarded veto, t={t}, containment"),
+                veto: Some(TemplateVetoOptions::default()),
+                policy: with(&|p| p.minhash.lsh.threshold = t),
+            });
+        }
+        return v;
+    }
+    v.push(Variant {
+        name: "guarded veto, t=0.6, containment".into(),
+        veto: Some(TemplateVetoOptions::default()),
+        policy: base.clone(),
+    });
+    v.push(Variant {
+        name: "default: guarded veto, t=0.5, containment".into(),
+        veto: Some(TemplateVetoOptions::default()),
+        policy: with(&|p| p.minhash.lsh.threshold = 0.5),
+    });
+    v
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = PathBuf::from(args.get(1).map_or("../shared/corpora", |s| s.as_str()));
+    let split = args.get(2).map_or("dev", |s| s.as_str());
+    let seeds: Vec<u64> = args
+        .get(3)
+        .map_or("1", |s| s.as_str())
+        .split(',')
+        .map(|s| s.parse().expect("seeds: 1,2,3"))
+        .collect();
+    let only: Option<&str> = args.get(4).map(|s| s.as_str());
+    let files: &[&str] = match split {
+        "dev" => &DEV,
+        "heldout" => &HELD_OUT,
+        _ => panic!("split: dev or heldout"),
+    };
+    let families: [(&str, MakeOptions); 3] = [
+        ("classic", MakeOptions::default()),
+        (
+            "families",
+            MakeOptions {
+                negative_percent: 0,
+                kinds: vec![
+                    Kind::Ads,
+                    Kind::Counters,
+                    Kind::Excerpt,
+                    Kind::Edit,
+                    Kind::Reformat,
+                ],
+                copies: 4,
+                ..MakeOptions::default()
+            },
+        ),
+        (
+            "containment",
+            MakeOptions {
+                kinds: vec![Kind::Repost, Kind::Quote, Kind::Excerpt],
+                copies: 2,
+                ..MakeOptions::default()
+            },
+        ),
+    ];
+    let variants = variants();
+    println!(
+        "| set | documents | {} |",
+        variants
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("| --- | --- |{}", " --- |".repeat(variants.len()));
+    for f in files {
+        if std::env::var("SPLIT_EVAL_FILE").is_ok_and(|o| !f.starts_with(&o)) {
+            continue;
+        }
+        let sources: Vec<SourceDoc> = read_jsonl(&dir.join(f))
+            .into_iter()
+            .map(|(id, text)| SourceDoc {
+                label: format!("{f}#{id}"),
+                text,
+            })
+            .collect();
+        for (fam, base) in &families {
+            if only.is_some_and(|o| o != *fam) {
+                continue;
+            }
+            for &seed in &seeds {
+                let set = make_set(
+                    &sources,
+                    &MakeOptions {
+                        seed,
+                        max_sources: 1500,
+                        ..base.clone()
+                    },
+                );
+                let truth: Vec<Truth> = set.docs.iter().map(|d| d.truth()).collect();
+                let texts: Vec<String> = set.docs.into_iter().map(|d| d.text).collect();
+                let cells: Vec<String> = variants
+                    .iter()
+                    .map(|v| {
+                        let s = score(&truth, &clusters(v, &texts));
+                        if std::env::var_os("SPLIT_EVAL_KINDS").is_some() {
+                            eprintln!("{f} {fam} {seed} {}:\n{}", v.name, s.table());
+                        }
+                        fmt(&s.overall)
+                    })
+                    .collect();
+                println!(
+                    "| {} {fam}, seed {seed} | {} | {} |",
+                    f.trim_end_matches(".jsonl"),
+                    texts.len(),
+                    cells.join(" | ")
+                );
+            }
+        }
+    }
+    if split != "heldout" || only.is_some() {
+        return;
+    }
+    let all: Vec<&str> = DEV.iter().chain(&HELD_OUT).copied().collect();
+    for (name, pairs, prefix) in [
+        (
+            "natural pairs zh",
+            "pairs_zh_script_and_version.jsonl",
+            "zh_",
+        ),
+        ("natural pairs en", "pairs_en_shakespeare.jsonl", "en_"),
+    ] {
+        let docs: Vec<(String, String)> = all
+            .iter()
+            .filter(|f| f.starts_with(prefix))
+            .flat_map(|f| read_jsonl(&dir.join(f)))
+            .collect();
+        let index: HashMap<&str, usize> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.0.as_str(), i))
+            .collect();
+        let mut group: Vec<usize> = (0..docs.len()).collect();
+        fn root(g: &mut [usize], mut x: usize) -> usize {
+            while g[x] != x {
+                g[x] = g[g[x]];
+                x = g[x];
+            }
+            x
+        }
+        let text = std::fs::read_to_string(dir.join(pairs)).unwrap();
+        for l in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let (Some(&a), Some(&b)) = (
+                v["a"].as_str().and_then(|a| index.get(a)),
+                v["b"].as_str().and_then(|b| index.get(b)),
+            ) {
+                let (ra, rb) = (root(&mut group, a), root(&mut group, b));
+                group[ra] = rb;
+            }
+        }
+        let truth: Vec<Truth> = (0..docs.len())
+            .map(|i| Truth {
+                group: root(&mut group, i) as u32,
+                kind: Kind::Unique,
+                bucket: Bucket::Long,
+            })
+            .collect();
+        let texts: Vec<String> = docs.into_iter().map(|d| d.1).collect();
+        let cells: Vec<String> = variants
+            .iter()
+            .map(|v| fmt(&score(&truth, &clusters(v, &texts)).overall))
+            .collect();
+        println!("| {name} | {} | {} |", texts.len(), cells.join(" | "));
+    }
+}

@@ -1,0 +1,72 @@
+//! Local containment of one short text in another: the edit distance between a text and the
+//! best-matching substring of a longer one (semi-global alignment: the longer text's prefix
+//! and suffix cost nothing), as a score in [0, 1].
+//!
+//! `contained_similarity(short, long) = 1 − d / |short|`, with `d` the fewest character
+//! insertions, deletions and substitutions that turn `short` into some substring of `long`
+//! (characters, not bytes). 1 when `short` occurs in `long` verbatim; at least `1 − e / |short|`
+//! when `e` edits make it occur.
+//!
+//! ```
+//! use neardup::detect::alignment::contained_similarity;
+//! assert_eq!(contained_similarity("转发微博", "哈哈//@小明: 转发微博好文"), 1.0);
+//! assert_eq!(contained_similarity("abcd", "xxabxdyy"), 0.75); // one substitution
+//! assert_eq!(contained_similarity("", "anything"), 0.0);
+//! ```
+
+/// `1 − d / |short|` for the semi-global edit distance `d` of `short` inside `long` (see the
+/// module docs); 0 for an empty `short`. Cost O(|short| · |long|) time, O(|long|) memory.
+pub fn contained_similarity(short: &str, long: &str) -> f64 {
+    let s: Vec<char> = short.chars().collect();
+    let l: Vec<char> = long.chars().collect();
+    if s.is_empty() {
+        return 0.0;
+    }
+    // row[j]: cost of aligning s[..i] to a substring of l ending at j (free start).
+    let mut row = vec![0usize; l.len() + 1];
+    let mut next = vec![0usize; l.len() + 1];
+    for (i, &c) in s.iter().enumerate() {
+        next[0] = i + 1;
+        for j in 1..=l.len() {
+            let sub = row[j - 1] + usize::from(l[j - 1] != c);
+            next[j] = sub.min(row[j] + 1).min(next[j - 1] + 1);
+        }
+        std::mem::swap(&mut row, &mut next);
+    }
+    let d = row.iter().copied().min().unwrap_or(s.len());
+    1.0 - d as f64 / s.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A text is wholly contained in anything that holds it verbatim.
+        #[test]
+        fn verbatim_inside_scores_one(a in "[a-c]{0,12}", s in "[a-d]{1,20}", b in "[a-c]{0,12}") {
+            prop_assert_eq!(contained_similarity(&s, &format!("{a}{s}{b}")), 1.0);
+        }
+
+        /// Never below the plain similarity against the whole longer text
+        /// (`1 − levenshtein / |short|`), and within [0, 1].
+        #[test]
+        fn at_least_the_global_alignment(s in "[a-d]{1,15}", l in "[a-d]{0,30}") {
+            let c = contained_similarity(&s, &l);
+            prop_assert!((0.0..=1.0).contains(&c));
+            let d = rapidfuzz::distance::levenshtein::distance(s.chars(), l.chars());
+            prop_assert!(c >= 1.0 - d as f64 / s.chars().count() as f64 - 1e-12);
+        }
+
+        /// `e` substitutions in a contained text cost at most `e / |short|`.
+        #[test]
+        fn edits_cost_at_most_their_share(s in "[a-c]{5,20}", at in 0usize..5, a in "[a-c]{0,10}") {
+            let mut t: Vec<char> = s.chars().collect();
+            t[at] = 'z';
+            let t: String = t.into_iter().collect();
+            let c = contained_similarity(&t, &format!("{a}{s}"));
+            prop_assert!(c >= 1.0 - 1.0 / s.len() as f64 - 1e-12);
+        }
+    }
+}

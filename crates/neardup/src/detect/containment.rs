@@ -1,0 +1,133 @@
+//! Set containment — how much of one text lies inside another — estimated from a bottom-k
+//! sample of one side and the full shingle set of the other.
+//!
+//! A text's shingles are the XXH3 hashes of its character `n`-grams (letters and digits of
+//! the normalised text, [`crate::features::chars_each`]). A [`BottomK`] keeps the `k` smallest
+//! distinct hashes: a uniform sample of the set, and within hash values up to its largest kept
+//! one, the set's complete content. So, with `X` a full set and `A` a bottom-k sample:
+//!
+//! - [`contained_sample_in_set`]: `|A ∩ X| / |A|` over the sample, estimating `|A ∩ X| / |A|`
+//!   — how much of `A`'s text is in `X`'s;
+//! - [`contained_set_in_sample`]: over the elements of `X` whose hash lies in `A`'s complete
+//!   range, the share found in `A`, estimating `|X ∩ A| / |X|`; `None` when no element of `X`
+//!   falls in that range (too little to judge).
+//!
+//! Both are exact when the sample holds the whole set (`|A| ≤ k`).
+//!
+//! ```
+//! use neardup::detect::containment::{contained_sample_in_set, contained_set_in_sample, shingle_set, BottomK};
+//! let long = shingle_set("the quick brown fox jumps over the lazy dog near the river bank", 5);
+//! let part = shingle_set("jumps over the lazy dog", 5);
+//! let other = shingle_set("an entirely different sentence about something else", 5);
+//! let sample = BottomK::new(&long, 64);
+//! assert_eq!(contained_set_in_sample(&part, &sample), Some(1.0));
+//! assert_eq!(contained_sample_in_set(&BottomK::new(&part, 64), &long), 1.0);
+//! assert_eq!(contained_set_in_sample(&other, &sample), Some(0.0));
+//! ```
+
+use crate::hash::xxh3;
+
+/// The sorted, distinct shingle hashes (character `n`-grams of letters and digits) of
+/// normalised `text`.
+pub fn shingle_set(text: &str, n: usize) -> Vec<u64> {
+    let mut v = Vec::new();
+    crate::features::chars_each(text, n, |g: &[u8]| v.push(xxh3(g)));
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The `k` smallest distinct hashes of a set, ascending.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BottomK {
+    /// The kept hashes, ascending.
+    pub hashes: Vec<u64>,
+    /// Whether the sample holds the whole set (it had at most `k` elements).
+    pub complete: bool,
+}
+
+impl BottomK {
+    /// The sample of sorted, distinct `set`.
+    pub fn new(set: &[u64], k: usize) -> BottomK {
+        debug_assert!(set.windows(2).all(|w| w[0] < w[1]));
+        BottomK {
+            hashes: set[..set.len().min(k)].to_vec(),
+            complete: set.len() <= k,
+        }
+    }
+
+    /// Largest hash value up to which the sample is the set's complete content.
+    fn reach(&self) -> u64 {
+        if self.complete {
+            u64::MAX
+        } else {
+            self.hashes.last().copied().unwrap_or(0)
+        }
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.hashes.capacity() * 8
+    }
+}
+
+/// Estimated share of the sampled set found in sorted `set` (0 for an empty sample).
+pub fn contained_sample_in_set(sample: &BottomK, set: &[u64]) -> f64 {
+    if sample.hashes.is_empty() {
+        return 0.0;
+    }
+    let found = sample
+        .hashes
+        .iter()
+        .filter(|h| set.binary_search(h).is_ok())
+        .count();
+    found as f64 / sample.hashes.len() as f64
+}
+
+/// Estimated share of sorted `set` found in the sampled set; `None` when no element of `set`
+/// lies within the sample's complete range.
+pub fn contained_set_in_sample(set: &[u64], sample: &BottomK) -> Option<f64> {
+    let reach = sample.reach();
+    let mut seen = 0usize;
+    let mut found = 0usize;
+    for h in set.iter().take_while(|&&h| h <= reach) {
+        seen += 1;
+        found += usize::from(sample.hashes.binary_search(h).is_ok());
+    }
+    (seen > 0).then(|| found as f64 / seen as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn exact(a: &[u64], b: &[u64]) -> f64 {
+        a.iter().filter(|h| b.binary_search(h).is_ok()).count() as f64 / a.len() as f64
+    }
+
+    proptest! {
+        /// With a sample as large as the set, both estimates are the exact containment.
+        #[test]
+        fn complete_samples_are_exact(a in proptest::collection::btree_set(0u64..500, 1..60),
+                                      b in proptest::collection::btree_set(0u64..500, 1..60)) {
+            let a: Vec<u64> = a.into_iter().collect();
+            let b: Vec<u64> = b.into_iter().collect();
+            let sa = BottomK::new(&a, 64);
+            prop_assert!(sa.complete);
+            prop_assert_eq!(contained_sample_in_set(&sa, &b), exact(&a, &b));
+            prop_assert_eq!(contained_set_in_sample(&b, &sa), Some(exact(&b, &a)));
+        }
+
+        /// A subset is wholly contained, whatever the sample size.
+        #[test]
+        fn subsets_are_contained(a in proptest::collection::btree_set(any::<u64>(), 1..400),
+                                 keep in 1usize..8, k in 1usize..64) {
+            let a: Vec<u64> = a.into_iter().collect();
+            let sub: Vec<u64> = a.iter().copied().step_by(keep).collect();
+            let sample = BottomK::new(&a, k);
+            prop_assert!(contained_set_in_sample(&sub, &sample).is_none_or(|c| c == 1.0));
+            prop_assert_eq!(contained_sample_in_set(&BottomK::new(&sub, k), &a), 1.0);
+        }
+    }
+}
