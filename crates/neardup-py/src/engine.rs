@@ -1,7 +1,7 @@
 //! `Engine`: the durable online engine (`neardup serve` without HTTP) — a data directory,
 //! check-and-insert, query, get, remove. Answers have the shape of the HTTP service's JSON.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -28,7 +28,24 @@ use crate::options::Options;
 /// Thread-safe; a context manager (``with Engine(path) as e: ...`` shuts it down).
 #[pyclass(module = "neardup", frozen)]
 pub struct Engine {
-    inner: Inner,
+    /// None once shut down (dropping the engine releases the data directory's lock).
+    inner: RwLock<Option<Inner>>,
+}
+
+impl Engine {
+    /// Runs `f` on the open engine, with the GIL released.
+    fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&Inner) -> R + Send) -> PyResult<R> {
+        py.allow_threads(|| {
+            let g = self.inner.read().unwrap_or_else(|e| e.into_inner());
+            g.as_ref().map(f)
+        })
+        .ok_or_else(|| {
+            crate::errors::raise(
+                "EngineError",
+                "the engine is shut down; open the data directory again".into(),
+            )
+        })
+    }
 }
 
 fn secs(what: &str, s: f64) -> PyResult<Duration> {
@@ -206,7 +223,9 @@ impl Engine {
         let inner = py
             .allow_threads(|| Inner::open(&path, fp, cfg, Arc::new(SystemClock)))
             .map_err(engine_error)?;
-        Ok(Engine { inner })
+        Ok(Engine {
+            inner: RwLock::new(Some(inner)),
+        })
     }
 
     /// Checks a document against the stored ones and stores it when it is unique. Returns
@@ -228,8 +247,8 @@ impl Engine {
             timestamp_ms: self::timestamp(timestamp)?,
         };
         let id = doc.id.clone();
-        let o = py
-            .allow_threads(|| self.inner.check_and_insert(doc))
+        let o = self
+            .with(py, |e| e.check_and_insert(doc))?
             .map_err(engine_error)?;
         outcome(py, &id, &o)
     }
@@ -268,7 +287,7 @@ impl Engine {
             });
         }
         let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
-        let rs = py.allow_threads(|| self.inner.check_and_insert_batch(batch));
+        let rs = self.with(py, |e| e.check_and_insert_batch(batch))?;
         rs.into_iter()
             .zip(&ids)
             .map(|(r, id)| outcome(py, id, &r.map_err(engine_error)?))
@@ -286,15 +305,13 @@ impl Engine {
         fingerprint: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let c = content(text, fingerprint)?;
-        let q = py
-            .allow_threads(|| self.inner.query(&c))
-            .map_err(engine_error)?;
+        let q = self.with(py, |e| e.query(&c))?.map_err(engine_error)?;
         query(py, &q)
     }
 
     /// The stored document ``id`` (``{"id", "fingerprint", "timestamp"}``), or None.
     fn get<'py>(&self, py: Python<'py>, id: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(info) = py.allow_threads(|| self.inner.get(id)) else {
+        let Some(info) = self.with(py, |e| e.get(id))? else {
             return Ok(None);
         };
         let d = PyDict::new(py);
@@ -306,27 +323,32 @@ impl Engine {
 
     /// Removes document ``id``; False when it was not stored.
     fn remove(&self, py: Python<'_>, id: &str) -> PyResult<bool> {
-        py.allow_threads(|| self.inner.remove(id))
-            .map_err(engine_error)
+        self.with(py, |e| e.remove(id))?.map_err(engine_error)
     }
 
     /// Counters and sizes (a dict, as ``GET /v1/stats``).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let s = serde_json::to_string(&self.inner.stats())
+        let s = serde_json::to_string(&self.with(py, |e| e.stats())?)
             .map_err(|e| crate::errors::raise("EngineError", e.to_string()))?;
         py.import("json")?.call_method1("loads", (s,))
     }
 
     /// Writes a snapshot now (restart replays less of the log).
     fn snapshot(&self, py: Python<'_>) -> PyResult<()> {
-        py.allow_threads(|| self.inner.snapshot())
-            .map_err(engine_error)
+        self.with(py, |e| e.snapshot())?.map_err(engine_error)
     }
 
-    /// Writes a final snapshot and stops accepting writes.
+    /// Writes a final snapshot, stops and releases the data directory (another engine may
+    /// open it). Later calls raise ``EngineError``; a second shutdown does nothing.
     fn shutdown(&self, py: Python<'_>) -> PyResult<()> {
-        py.allow_threads(|| self.inner.shutdown())
-            .map_err(engine_error)
+        py.allow_threads(|| {
+            let taken = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
+            match taken {
+                Some(e) => e.shutdown(),
+                None => Ok(()),
+            }
+        })
+        .map_err(engine_error)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
