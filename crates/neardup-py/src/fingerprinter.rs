@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use neardup::detect::Detector;
 use neardup::exact::ExactDetector;
 
+use crate::arrays::Pair;
 use crate::errors::lib_error;
 use crate::options::Options;
 use crate::texts::{at, Texts};
@@ -67,7 +68,7 @@ impl Fingerprinter {
         py: Python<'py>,
         texts: Vec<pyo3::pybacked::PyBackedStr>,
         threads: usize,
-    ) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<bool>>)> {
+    ) -> PyResult<Pair<'py, u64, bool>> {
         let fp = &self.inner;
         let r: Vec<Result<u64, neardup::Error>> = threads::run(py, threads, || {
             texts.par_iter().map(|t| fp.simhash(t)).collect()

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 use neardup_index::{HammingIndex as Index, Layout};
 
+use crate::arrays::Array1;
 use crate::errors::index_error;
 use crate::threads;
 
@@ -102,18 +103,13 @@ impl HammingIndex {
     /// :meth:`search` for many queries, in parallel: ``(query, handle, distance)`` as three
     /// arrays (``uint32``, ``uint32``, ``uint8``), one row per match, by query.
     #[pyo3(signature = (fingerprints, k = None, *, threads = 0))]
-    #[allow(clippy::type_complexity)]
     fn search_many<'py>(
         &self,
         py: Python<'py>,
         fingerprints: PyReadonlyArray1<'py, u64>,
         k: Option<u32>,
         threads: usize,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<u32>>,
-        Bound<'py, PyArray1<u32>>,
-        Bound<'py, PyArray1<u8>>,
-    )> {
+    ) -> PyResult<(Array1<'py, u32>, Array1<'py, u32>, Array1<'py, u8>)> {
         let qs: Vec<u64> = fingerprints.as_array().iter().copied().collect();
         let r = threads::run(py, threads, || {
             let ix = self.read();

@@ -2,6 +2,7 @@
 //! library's — the detector factory ([`neardup::detect::spec`]), batch dedup and its online
 //! rule ([`neardup::dedup`]), the engine — and every call that works releases the GIL.
 
+mod arrays;
 mod decision;
 mod dedup;
 mod deduper;

@@ -11,10 +11,14 @@ use rayon::prelude::*;
 use neardup::detect::Detector;
 use neardup::minhash::{MinHashDetector, MinHashDetectorOptions, Shingles};
 
+use crate::arrays::{Array1, Array2, Pair};
 use crate::errors::{config, lib_error};
 use crate::options::Options;
 use crate::texts::at;
 use crate::threads;
+
+/// Signatures, band keys and validity of a batch, row after row.
+type Flat = (Vec<u32>, Vec<u64>, Vec<bool>);
 
 /// The MinHash detector's sketches and confirmation: ``threshold`` (Jaccard, default 0.6 as
 /// ``neardup dedup``), ``num_perm`` (128), ``shingles`` (``auto``, ``chars``, ``words``),
@@ -82,44 +86,38 @@ impl MinHash {
     /// array, False (and zero rows) where nothing was left of the text after normalisation.
     /// Two texts are LSH candidates when they share a band key in the same column.
     #[pyo3(signature = (texts, *, threads = 0))]
-    #[allow(clippy::type_complexity)]
     fn sketch<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
         threads: usize,
-    ) -> PyResult<(
-        Bound<'py, PyArray2<u32>>,
-        Bound<'py, PyArray2<u64>>,
-        Bound<'py, PyArray1<bool>>,
-    )> {
+    ) -> PyResult<(Array2<'py, u32>, Array2<'py, u64>, Array1<'py, bool>)> {
         let n = texts.len();
         let p = self.det.hasher().num_perm();
         let (b, _) = self.det.params();
         let det = &self.det;
-        let r: Result<(Vec<u32>, Vec<u64>, Vec<bool>), (usize, neardup::Error)> =
-            threads::run(py, threads, || {
-                let sketches: Vec<_> = texts.par_iter().map(|t| det.sketch(t)).collect();
-                let mut sigs = Vec::with_capacity(n * p);
-                let mut keys = Vec::with_capacity(n * b);
-                let mut valid = Vec::with_capacity(n);
-                for (i, s) in sketches.into_iter().enumerate() {
-                    match s {
-                        Ok(s) => {
-                            sigs.extend_from_slice(&s.signature);
-                            keys.extend_from_slice(&s.keys);
-                            valid.push(true);
-                        }
-                        Err(neardup::Error::EmptyDocument { .. }) => {
-                            sigs.resize(sigs.len() + p, 0);
-                            keys.resize(keys.len() + b, 0);
-                            valid.push(false);
-                        }
-                        Err(e) => return Err((i, e)),
+        let r: Result<Flat, (usize, neardup::Error)> = threads::run(py, threads, || {
+            let sketches: Vec<_> = texts.par_iter().map(|t| det.sketch(t)).collect();
+            let mut sigs = Vec::with_capacity(n * p);
+            let mut keys = Vec::with_capacity(n * b);
+            let mut valid = Vec::with_capacity(n);
+            for (i, s) in sketches.into_iter().enumerate() {
+                match s {
+                    Ok(s) => {
+                        sigs.extend_from_slice(&s.signature);
+                        keys.extend_from_slice(&s.keys);
+                        valid.push(true);
                     }
+                    Err(neardup::Error::EmptyDocument { .. }) => {
+                        sigs.resize(sigs.len() + p, 0);
+                        keys.resize(keys.len() + b, 0);
+                        valid.push(false);
+                    }
+                    Err(e) => return Err((i, e)),
                 }
-                Ok((sigs, keys, valid))
-            })?;
+            }
+            Ok((sigs, keys, valid))
+        })?;
         let (sigs, keys, valid) = r.map_err(|(i, e)| at(i, e))?;
         Ok((
             PyArray1::from_vec(py, sigs).reshape([n, p])?,
@@ -157,7 +155,7 @@ impl MinHash {
         py: Python<'py>,
         a: PyReadonlyArray2<'py, u32>,
         b: PyReadonlyArray2<'py, u32>,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<bool>>)> {
+    ) -> PyResult<Pair<'py, f64, bool>> {
         let ra = self.rows(&a, "a")?;
         let rb = self.rows(&b, "b")?;
         if ra.len() != rb.len() {
