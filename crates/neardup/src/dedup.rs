@@ -58,12 +58,22 @@ use crate::error::Error;
 /// what the template veto decides.
 pub const BATCH_DOCS: usize = 4096;
 
-/// Input bytes per batch of batch dedup: a batch ends at [`BATCH_DOCS`] documents or once it
-/// holds this many bytes, whichever comes first.
+/// Text bytes (UTF-8) per batch of batch dedup: a batch ends at [`BATCH_DOCS`] documents or
+/// once its texts hold this many bytes, whichever comes first.
 pub const BATCH_BYTES: usize = 8 << 20;
 
-/// The end (exclusive) of the batch starting at `start`, for documents of `bytes[i]` input bytes:
-/// at most [`BATCH_DOCS`] documents, and the batch closes once it holds [`BATCH_BYTES`] bytes.
+/// The end (exclusive) of the batch starting at `start`, for documents whose texts hold
+/// `bytes[i]` UTF-8 bytes: at most [`BATCH_DOCS`] documents, and the batch closes once it holds
+/// [`BATCH_BYTES`] bytes. `neardup dedup` and the Python `dedup` cut their input with this rule.
+///
+/// ```
+/// use neardup::dedup::{batch_end, BATCH_BYTES, BATCH_DOCS};
+/// assert_eq!(batch_end(&vec![10; 5000], 0), BATCH_DOCS);
+/// assert_eq!(batch_end(&vec![10; 5000], 4096), 5000);
+/// let big = vec![BATCH_BYTES / 2; 5];
+/// assert_eq!(batch_end(&big, 0), 2); // closes once it holds BATCH_BYTES
+/// assert_eq!(batch_end(&big, 4), 5);
+/// ```
 pub fn batch_end(bytes: &[usize], start: usize) -> usize {
     let mut end = start;
     let mut total = 0;
