@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyString;
 
 /// One text or many.
 pub enum Texts {
@@ -13,11 +14,30 @@ pub enum Texts {
 
 impl<'py> FromPyObject<'py> for Texts {
     fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
-        if let Ok(s) = ob.extract::<PyBackedStr>() {
-            return Ok(Texts::One(s));
+        if ob.is_instance_of::<PyString>() {
+            return one(ob, None).map(Texts::One);
         }
         many(ob).map(Texts::Many)
     }
+}
+
+/// A `str` as UTF-8; a `str` that has none (lone surrogates) is a `ValueError` naming the
+/// document.
+fn one(ob: &Bound<'_, PyAny>, i: Option<usize>) -> PyResult<PyBackedStr> {
+    ob.extract::<PyBackedStr>().map_err(|e| {
+        let at = i.map_or(String::new(), |i| format!("document {i}: "));
+        if ob.is_instance_of::<PyString>() {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "{at}the text is not valid Unicode ({}); neardup reads UTF-8 text",
+                e.value(ob.py())
+            ))
+        } else {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "{at}expected a str, got {}",
+                type_name(ob)
+            ))
+        }
+    })
 }
 
 /// A sequence of `str`, with an error naming the first item that is not one.
@@ -34,12 +54,7 @@ pub fn many(ob: &Bound<'_, PyAny>) -> PyResult<Vec<PyBackedStr>> {
     let mut out = Vec::new();
     for (i, item) in iter.enumerate() {
         let item = item?;
-        out.push(item.extract::<PyBackedStr>().map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err(format!(
-                "document {i}: expected a str, got {}",
-                type_name(&item)
-            ))
-        })?);
+        out.push(one(&item, Some(i))?);
     }
     Ok(out)
 }

@@ -48,6 +48,10 @@ def test_bad_documents():
         neardup.Fingerprinter().simhash(("a b c", 5))
     with pytest.raises(neardup.EmptyDocumentError, match="no text left after normalisation"):
         neardup.simhash("  !!! ")
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        neardup.simhash("lone \ud800 surrogate")
+    with pytest.raises(ValueError, match="document 1: the text is not valid Unicode"):
+        neardup.Fingerprinter().simhash(["fine text", "lone \ud800 surrogate"])
 
 
 def test_missing_dictionary_file(tmp_path):
