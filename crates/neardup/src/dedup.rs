@@ -53,6 +53,37 @@ use serde::Serialize;
 use crate::detect::{best_verdict, Detector, Stage};
 use crate::error::Error;
 
+/// Documents per batch of batch dedup (`neardup dedup`, the Python `dedup`): a batch is
+/// observed ([`Detector::observe_batch`]) and sketched at once, so batch boundaries are part of
+/// what the template veto decides.
+pub const BATCH_DOCS: usize = 4096;
+
+/// Text bytes (UTF-8) per batch of batch dedup: a batch ends at [`BATCH_DOCS`] documents or
+/// once its texts hold this many bytes, whichever comes first.
+pub const BATCH_BYTES: usize = 8 << 20;
+
+/// The end (exclusive) of the batch starting at `start`, for documents whose texts hold
+/// `bytes[i]` UTF-8 bytes: at most [`BATCH_DOCS`] documents, and the batch closes once it holds
+/// [`BATCH_BYTES`] bytes. `neardup dedup` and the Python `dedup` cut their input with this rule.
+///
+/// ```
+/// use neardup::dedup::{batch_end, BATCH_BYTES, BATCH_DOCS};
+/// assert_eq!(batch_end(&vec![10; 5000], 0), BATCH_DOCS);
+/// assert_eq!(batch_end(&vec![10; 5000], 4096), 5000);
+/// let big = vec![BATCH_BYTES / 2; 5];
+/// assert_eq!(batch_end(&big, 0), 2); // closes once it holds BATCH_BYTES
+/// assert_eq!(batch_end(&big, 4), 5);
+/// ```
+pub fn batch_end(bytes: &[usize], start: usize) -> usize {
+    let mut end = start;
+    let mut total = 0;
+    while end < bytes.len() && end - start < BATCH_DOCS && total < BATCH_BYTES {
+        total += bytes[end];
+        end += 1;
+    }
+    end
+}
+
 /// Which document of a cluster is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Keep {
@@ -297,6 +328,23 @@ impl<D: Detector> Deduper<D> {
         o
     }
 
+    /// Adds a document as kept without asking the detector (e.g. a reference set known to be
+    /// kept): it starts its own cluster and is indexed (`None`: an empty document, not indexed).
+    pub fn add_one(&mut self, sketch: Option<D::Sketch>, chars: u32) -> Outcome {
+        let doc = self.uf.push();
+        self.lengths.push(chars);
+        let o = Outcome {
+            cluster: doc,
+            empty: sketch.is_none(),
+            ..Outcome::default()
+        };
+        if let Some(s) = sketch {
+            self.detector.insert(doc, s);
+        }
+        self.outcomes.push(o);
+        o
+    }
+
     /// Final clusters (and, for [`Keep::Longest`], representatives).
     pub fn finish(mut self, keep: Keep) -> Clustering {
         let n = self.outcomes.len();
@@ -453,6 +501,31 @@ impl Clustering {
             members.into_iter().filter(|(_, m)| m.len() > 1).collect();
         v.sort_unstable_by_key(|(c, _)| *c);
         v
+    }
+
+    /// For [`Keep::First`]: per document, the first kept document of its cluster when this one
+    /// is a later kept document of the same cluster (under [`Linkage::Components`] a later
+    /// document bridged two clusters that were apart when both were kept); `None` otherwise.
+    /// All `None` under [`Keep::Longest`].
+    pub fn shared_clusters(&self) -> Vec<Option<u32>> {
+        let n = self.outcomes.len();
+        let mut first_kept = vec![u32::MAX; n];
+        let mut out = vec![None; n];
+        if self.keep != Keep::First {
+            return out;
+        }
+        for (i, o) in self.outcomes.iter().enumerate() {
+            if o.duplicate_of.is_some() {
+                continue;
+            }
+            let slot = &mut first_kept[o.cluster as usize];
+            if *slot == u32::MAX {
+                *slot = i as u32;
+            } else {
+                out[i] = Some(*slot);
+            }
+        }
+        out
     }
 
     /// Statistics with the `top` largest clusters.

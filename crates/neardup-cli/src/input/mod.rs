@@ -142,7 +142,9 @@ impl BadPolicy {
 }
 
 impl DocReader {
-    /// Reads up to `max_docs` documents or about `max_bytes` bytes, whichever comes first; an
+    /// Reads up to `max_docs` documents, closing the batch once their texts hold `max_bytes`
+    /// bytes (UTF-8), whichever comes first — the rule of `neardup::dedup::batch_end`, which
+    /// depends on the texts alone, so that every face cuts a corpus into the same batches. An
     /// empty batch means the input is exhausted. Returns the documents and their input bytes.
     pub fn next_batch(
         &mut self,
@@ -152,10 +154,12 @@ impl DocReader {
     ) -> anyhow::Result<(Vec<Doc>, usize)> {
         let mut batch = Vec::new();
         let mut bytes = 0;
-        while batch.len() < max_docs && bytes < max_bytes {
+        let mut text_bytes = 0;
+        while batch.len() < max_docs && text_bytes < max_bytes {
             match self.next() {
                 Some(Ok(doc)) => {
                     bytes += doc.bytes;
+                    text_bytes += doc.text.len();
                     batch.push(doc);
                 }
                 Some(Err(e)) if bad.skip => {

@@ -167,8 +167,9 @@ impl DetectorSpec {
 pub trait WithDetector {
     /// What it returns.
     type Output;
-    /// Runs with `make`, which builds the detector (as often as needed, identically).
-    fn with<D: Detector>(self, make: impl Fn() -> Result<D>) -> Self::Output;
+    /// Runs with `make`, which builds the detector (as often as needed, identically). Detectors
+    /// own their indexes (`'static`), so a visitor may keep one (e.g. boxed behind a trait).
+    fn with<D: Detector + 'static>(self, make: impl Fn() -> Result<D>) -> Self::Output;
 }
 
 impl DetectorSpec {
@@ -221,7 +222,7 @@ impl DetectorSpec {
 }
 
 /// `w` with `make`'s detector, wrapped in the template veto when `veto`.
-fn with_veto<W: WithDetector, D: Detector>(
+fn with_veto<W: WithDetector, D: Detector + 'static>(
     w: W,
     make: impl Fn() -> Result<D>,
     fp: &Fingerprinter,

@@ -586,6 +586,23 @@ impl MinHashDetector {
         self.lsh.keys(signature)
     }
 
+    /// The confirmation of a candidate pair from its two signatures, as [`Detector::find`]
+    /// confirms an LSH candidate under [`Confirm::Estimate`]: the estimated Jaccard similarity,
+    /// and whether it reaches the threshold. (Under [`Confirm::None`] every candidate is a
+    /// duplicate; [`Confirm::Exact`] needs the shingle sets.)
+    pub fn confirm_signatures(&self, a: &[u32], b: &[u32]) -> (f64, bool) {
+        if self.opts.confirm == Confirm::None {
+            return (1.0, true);
+        }
+        let sim = jaccard_estimate(a, b);
+        (sim, sim >= self.opts.lsh.threshold)
+    }
+
+    /// The Jaccard threshold.
+    pub fn threshold(&self) -> f64 {
+        self.opts.lsh.threshold
+    }
+
     /// The sketch of already-normalised text (`input_bytes` is for the error message).
     pub fn sketch_normalized(&self, text: &str, input_bytes: usize) -> Result<MinHashSketch> {
         let signature = self
@@ -625,15 +642,15 @@ impl Detector for MinHashDetector {
         let mut out = Vec::new();
         for slot in self.lsh.candidates(&s.keys) {
             let i = slot as usize;
-            let sim = match self.opts.confirm {
-                Confirm::Estimate => jaccard_estimate(&s.signature, &self.sigs[i * n..(i + 1) * n]),
-                Confirm::Exact => match &s.shingles {
-                    Some(q) => jaccard_sorted(q, &self.sets[i]),
-                    None => jaccard_estimate(&s.signature, &self.sigs[i * n..(i + 1) * n]),
-                },
-                Confirm::None => 1.0,
+            let (sim, duplicate) = match (self.opts.confirm, &s.shingles) {
+                (Confirm::None, _) => (1.0, true),
+                (Confirm::Exact, Some(q)) => {
+                    let sim = jaccard_sorted(q, &self.sets[i]);
+                    (sim, sim >= t)
+                }
+                _ => self.confirm_signatures(&s.signature, &self.sigs[i * n..(i + 1) * n]),
             };
-            if self.opts.confirm == Confirm::None || sim >= t {
+            if duplicate {
                 out.push(Verdict {
                     of: self.docs[i],
                     distance: None,

@@ -13,8 +13,7 @@ use super::{reads_stdin, report, write, Args};
 use crate::input::{BadPolicy, Doc, DocReader};
 use crate::output::{self, Wanted};
 
-const BATCH_DOCS: usize = 4096;
-const BATCH_BYTES: usize = 8 << 20;
+use neardup::dedup::{BATCH_BYTES, BATCH_DOCS};
 
 fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -163,7 +162,7 @@ pub fn run_with<D: Detector>(
     let clustering = dd.finish(keep);
 
     // Decisions, in input order; then the removed documents.
-    let bridges = write::shared_clusters(&clustering);
+    let bridges = clustering.shared_clusters();
     for (i, o) in clustering.outcomes.iter().enumerate() {
         write::decision(&mut out, &records, i, o, bridges[i], args.provenance)?;
     }

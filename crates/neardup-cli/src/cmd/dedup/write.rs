@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use neardup::dedup::{Clustering, Keep, Outcome};
+use neardup::dedup::{Keep, Outcome};
 use neardup::detect::Stage;
 use serde_json::Value;
 
@@ -45,30 +45,6 @@ impl Records {
             r.line.map_or(Value::Null, Value::from)
         )
     }
-}
-
-/// For `--keep first`: per document, the first kept document of its cluster when this one is
-/// a later kept document of the same cluster (a later document bridged two clusters that were
-/// apart when both were kept); `None` otherwise. All `None` under `--keep longest`.
-pub fn shared_clusters(c: &Clustering) -> Vec<Option<u32>> {
-    let n = c.outcomes.len();
-    let mut first_kept = vec![u32::MAX; n];
-    let mut out = vec![None; n];
-    if c.keep != Keep::First {
-        return out;
-    }
-    for (i, o) in c.outcomes.iter().enumerate() {
-        if o.duplicate_of.is_some() {
-            continue;
-        }
-        let slot = &mut first_kept[o.cluster as usize];
-        if *slot == u32::MAX {
-            *slot = i as u32;
-        } else {
-            out[i] = Some(*slot);
-        }
-    }
-    out
 }
 
 /// Writes the decision line of document `i`.

@@ -1,0 +1,66 @@
+"""Batch dedup: the decisions of `neardup dedup`, option for option."""
+
+from __future__ import annotations
+
+import pytest
+
+import neardup
+from conftest import SAMPLE
+
+CASES = [
+    ([], {}),
+    (["--method", "simhash"], {"method": "simhash"}),
+    (["--method", "simhash", "--distance", "6"], {"method": "simhash", "distance": 6}),
+    (["--method", "minhash", "--threshold", "0.5"], {"method": "minhash", "threshold": 0.5}),
+    (["--method", "imatch"], {"method": "imatch"}),
+    (["--method", "exact"], {"method": "exact"}),
+    (["--method", "short"], {"method": "short"}),
+    (["--no-template-veto"], {"template_veto": False}),
+    (["--linkage", "components"], {"linkage": "components"}),
+    (["--keep", "longest"], {"keep": "longest"}),
+    (["--threshold", "0.8", "--features", "chars"], {"threshold": 0.8, "features": "chars"}),
+]
+
+
+@pytest.mark.parametrize("flags,options", CASES)
+def test_dedup_equals_cli_on_sample(run_cli, sample, flags, options):
+    cli = run_cli("dedup", "-q", *flags, str(SAMPLE))
+    mine = [d.to_dict() for d in neardup.dedup(sample, **options)]
+    assert mine == cli
+
+
+@pytest.mark.parametrize("flags,options", CASES)
+def test_dedup_equals_cli_on_planted_corpus(run_cli, corpus, corpus_file, flags, options):
+    cli = run_cli("dedup", "-q", *flags, str(corpus_file))
+    mine = [d.to_dict() for d in neardup.dedup(corpus, threads=2, **options)]
+    assert mine == cli
+    assert sum(d["duplicate_of"] is not None for d in cli) > 0 or options.get("method") == "exact"
+
+
+def test_sample_has_duplicates_with_evidence(sample):
+    ds = neardup.dedup(sample)
+    dups = [d for d in ds if d.is_duplicate]
+    assert dups, "the sample holds near-duplicates"
+    for d in dups:
+        assert d.stage in {"exact", "short", "minhash"}
+        assert d.similarity is not None and 0 < d.similarity <= 1
+        kept = ds[d.duplicate_of_index]
+        assert kept.id == d.duplicate_of and not kept.is_duplicate
+        assert d.cluster == kept.cluster
+
+
+def test_texts_keys_and_default_ids():
+    ds = neardup.dedup(["the cat sat on the mat today", "the cat sat on the mat today!", "..."])
+    assert [d.id for d in ds] == [0, 1, 2]
+    assert ds[1].duplicate_of == 0 and ds[1].stage == "short"
+    assert ds[2].empty and ds[2].to_dict()["skipped"] == "empty"
+    docs = [{"url": "a", "body": "one two three four"}, {"url": "b", "body": "one two three four"}]
+    ds = neardup.dedup(docs, text_key="body", id_key="url")
+    assert ds[1].duplicate_of == "a"
+    assert neardup.dedup(iter(docs), text_key="body", id_key="url")[1].duplicate_of == "a"
+
+
+def test_same_result_at_any_thread_count(corpus):
+    one = [d.to_dict() for d in neardup.dedup(corpus, threads=1)]
+    two = [d.to_dict() for d in neardup.dedup(corpus, threads=2)]
+    assert one == two

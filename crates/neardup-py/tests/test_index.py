@@ -1,0 +1,48 @@
+"""The exact Hamming index: every search equals a brute-force scan."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import neardup
+
+
+def brute(fps: np.ndarray, q: int, k: int) -> list[tuple[int, int]]:
+    out = [(i, neardup.hamming(int(f), q)) for i, f in enumerate(fps)]
+    return sorted(((i, d) for i, d in out if d <= k), key=lambda x: (x[1], x[0]))
+
+
+def test_search_equals_brute_force():
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 2**63, size=2000, dtype=np.uint64)
+    # Plant neighbours: flip 1..4 bits of some fingerprints.
+    near = base[:300].copy()
+    for i in range(len(near)):
+        for b in rng.choice(64, size=rng.integers(1, 5), replace=False):
+            near[i] ^= np.uint64(1) << np.uint64(b)
+    fps = np.concatenate([base, near])
+    ix = neardup.HammingIndex(max_distance=4, capacity=len(fps))
+    ix.insert_many(fps)
+    assert len(ix) == len(fps) and ix.max_distance == 4
+    for q in fps[:50].tolist() + near[:50].tolist():
+        assert ix.search(q) == brute(fps, q, 4)
+        assert ix.search(q, 2) == brute(fps, q, 2)
+    qi, h, d = ix.search_many(near[:50], 3, threads=2)
+    got = {}
+    for a, b, c in zip(qi.tolist(), h.tolist(), d.tolist()):
+        got.setdefault(a, []).append((b, c))
+    for a, q in enumerate(near[:50].tolist()):
+        assert got.get(a, []) == brute(fps, q, 3)
+
+
+def test_insert_remove_and_bad_distance():
+    ix = neardup.HammingIndex(max_distance=3)
+    ix.insert(0xFF, 7)
+    assert ix.search(0xFE) == [(7, 1)]
+    assert ix.remove(0xFF, 7) and not ix.remove(0xFF, 7)
+    assert ix.search(0xFE) == []
+    with pytest.raises(neardup.ConfigError, match="distance 9 is out of range"):
+        ix.search(0xFE, 9)
+    with pytest.raises(ValueError, match="2 handles for 3 fingerprints"):
+        ix.insert_many(np.array([1, 2, 3], np.uint64), np.array([1, 2], np.uint32))
