@@ -5,8 +5,8 @@
 use neardup::features::{FeatureOptions, Method};
 use neardup::{hamming, Error, FingerprintConfig, Fingerprinter};
 
-const SANGUO: &str = include_str!("fixtures/sanguo_ch1.txt");
-const MOBY: &str = include_str!("fixtures/moby_dick_excerpt.txt");
+const SANGUO: &str = include_str!("../fixtures/sanguo_ch1.txt");
+const MOBY: &str = include_str!("../fixtures/moby_dick_excerpt.txt");
 
 fn fp() -> Fingerprinter {
     Fingerprinter::new(FingerprintConfig::default()).unwrap()

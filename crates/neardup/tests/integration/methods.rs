@@ -504,7 +504,7 @@ fn auto_policy_routes_by_length() {
     let mut d = AutoDetector::new(f, PolicyOptions::default()).unwrap();
     let short = d.sketch("今天天气真好，我们去公园散步吧").unwrap();
     assert_eq!(d.path(&short), Path::Short);
-    let long_text = include_str!("fixtures/sanguo_ch1.txt");
+    let long_text = include_str!("../fixtures/sanguo_ch1.txt");
     let long = d.sketch(long_text).unwrap();
     assert_eq!(d.path(&long), Path::Long);
     assert!(long.minhash.is_some() && long.simhash.is_none() && long.short.is_none());
