@@ -150,6 +150,11 @@ fn variants() -> Vec<Variant> {
         policy: base.clone(),
     });
     v.push(Variant {
+        name: "online engine (`serve`): no veto, t=0.6, containment".into(),
+        veto: None,
+        policy: base.clone(),
+    });
+    v.push(Variant {
         name: "default: guarded veto, t=0.5, containment".into(),
         veto: Some(TemplateVetoOptions::default()),
         policy: with(&|p| p.minhash.lsh.threshold = 0.5),
