@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use neardup::dedup::Outcome;
+use neardup::dedup::Assignment;
 
 /// The decision about one document (the fields of a ``neardup dedup`` output line).
 ///
@@ -61,7 +61,7 @@ impl Decision {
         py: Python<'_>,
         ids: &dyn Ids,
         index: u32,
-        o: &Outcome,
+        o: &Assignment,
         shares: Option<u32>,
     ) -> Decision {
         Decision {

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyDict;
 
-use neardup::dedup::{Linkage, Outcome};
+use neardup::dedup::{Assignment, Linkage};
 use neardup::detect::Verdict;
 
 use crate::decision::{Decision, Ids};
@@ -88,7 +88,7 @@ fn lock(m: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 }
 
 impl Deduper {
-    fn decisions(&self, py: Python<'_>, first: usize, outcomes: &[Outcome]) -> Vec<Decision> {
+    fn decisions(&self, py: Python<'_>, first: usize, outcomes: &[Assignment]) -> Vec<Decision> {
         let g = lock(&self.inner);
         let ids = Held(&g.ids);
         outcomes

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use neardup::dedup::{batch_end, Clustering, Deduper, Keep, Linkage, Outcome, SketchFailure};
+use neardup::dedup::{batch_end, Assignment, Clustering, Deduper, Keep, Linkage, SketchFailure};
 use neardup::detect::spec::{DetectorSpec, WithDetector};
 use neardup::detect::{best_verdict, Detector, Verdict};
 use neardup::Fingerprinter;
@@ -12,12 +12,12 @@ use neardup::Fingerprinter;
 pub trait Stream: Send + Sync {
     /// Observes, sketches (in parallel) and decides (in order) a batch of texts — exactly
     /// [`Deduper::push_batch`].
-    fn push(&mut self, texts: &[&str]) -> Result<Vec<Outcome>, SketchFailure>;
+    fn push(&mut self, texts: &[&str]) -> Result<Vec<Assignment>, SketchFailure>;
     /// The strongest indexed near-duplicate of `text`, decided as [`Deduper::decide_one`] would,
     /// without adding it (`Ok(None)`: none, or an empty text).
     fn check(&self, text: &str) -> neardup::Result<Option<Verdict>>;
     /// Adds a text as kept without asking the detector ([`Deduper::add_one`]).
-    fn add(&mut self, text: &str) -> neardup::Result<Outcome>;
+    fn add(&mut self, text: &str) -> neardup::Result<Assignment>;
     /// Documents so far.
     fn len(&self) -> usize;
     /// The final clustering ([`Deduper::finish`]).
@@ -33,7 +33,7 @@ fn chars(text: &str) -> u32 {
 }
 
 impl<D: Detector + 'static> Stream for Held<D> {
-    fn push(&mut self, texts: &[&str]) -> Result<Vec<Outcome>, SketchFailure> {
+    fn push(&mut self, texts: &[&str]) -> Result<Vec<Assignment>, SketchFailure> {
         self.dd.push_batch(texts).map(|o| o.to_vec())
     }
 
@@ -46,7 +46,7 @@ impl<D: Detector + 'static> Stream for Held<D> {
         }
     }
 
-    fn add(&mut self, text: &str) -> neardup::Result<Outcome> {
+    fn add(&mut self, text: &str) -> neardup::Result<Assignment> {
         let sketch = match self.dd.detector().sketch(text) {
             Ok(s) => Some(s),
             Err(neardup::Error::EmptyDocument { .. }) => None,

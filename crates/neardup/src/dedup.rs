@@ -25,7 +25,7 @@
 //! - `matched`/`distance`/`similarity`/`stage` describe the strongest earlier match — the
 //!   evidence for the decision.
 //! - **Empty documents** (nothing left after normalisation, [`Error::EmptyDocument`]) are never
-//!   dropped: each is its own cluster, kept, with [`Outcome::empty`] set; they are not indexed.
+//!   dropped: each is its own cluster, kept, with [`Assignment::empty`] set; they are not indexed.
 //!
 //! Memory: the detector's index plus ~40 bytes per document; texts are not retained.
 //!
@@ -135,7 +135,7 @@ pub struct SketchFailure {
 
 /// The decision about one document.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Outcome {
+pub struct Assignment {
     /// The kept document this one is a duplicate of (`None`: kept).
     pub duplicate_of: Option<u32>,
     /// The cluster: the number of its first document. Final only after [`Deduper::finish`].
@@ -201,7 +201,7 @@ pub struct Deduper<D: Detector> {
     detector: D,
     linkage: Linkage,
     uf: UnionFind,
-    outcomes: Vec<Outcome>,
+    outcomes: Vec<Assignment>,
     lengths: Vec<u32>,
 }
 
@@ -251,7 +251,7 @@ impl<D: Detector> Deduper<D> {
         &mut self,
         sketches: Vec<crate::Result<D::Sketch>>,
         lengths: &[u32],
-    ) -> Result<&[Outcome], SketchFailure> {
+    ) -> Result<&[Assignment], SketchFailure> {
         let start = self.outcomes.len();
         if let Some(i) = sketches
             .iter()
@@ -274,7 +274,7 @@ impl<D: Detector> Deduper<D> {
     pub fn push_batch<S: AsRef<str> + Sync>(
         &mut self,
         texts: &[S],
-    ) -> Result<&[Outcome], SketchFailure> {
+    ) -> Result<&[Assignment], SketchFailure> {
         let sketches = self.sketch_batch(texts);
         let lengths: Vec<u32> = texts
             .par_iter()
@@ -284,14 +284,14 @@ impl<D: Detector> Deduper<D> {
     }
 
     /// Decides one document from its sketch (`None`: empty document).
-    pub fn decide_one(&mut self, sketch: Option<D::Sketch>, chars: u32) -> Outcome {
+    pub fn decide_one(&mut self, sketch: Option<D::Sketch>, chars: u32) -> Assignment {
         let doc = self.uf.push();
         self.lengths.push(chars);
         let Some(sketch) = sketch else {
-            let o = Outcome {
+            let o = Assignment {
                 cluster: doc,
                 empty: true,
-                ..Outcome::default()
+                ..Assignment::default()
             };
             self.outcomes.push(o);
             return o;
@@ -312,7 +312,7 @@ impl<D: Detector> Deduper<D> {
             }
         }
         let first = self.uf.min[root as usize];
-        let o = Outcome {
+        let o = Assignment {
             duplicate_of: (first != doc).then_some(first),
             cluster: first,
             matched: best.map(|b| b.of),
@@ -330,13 +330,13 @@ impl<D: Detector> Deduper<D> {
 
     /// Adds a document as kept without asking the detector (e.g. a reference set known to be
     /// kept): it starts its own cluster and is indexed (`None`: an empty document, not indexed).
-    pub fn add_one(&mut self, sketch: Option<D::Sketch>, chars: u32) -> Outcome {
+    pub fn add_one(&mut self, sketch: Option<D::Sketch>, chars: u32) -> Assignment {
         let doc = self.uf.push();
         self.lengths.push(chars);
-        let o = Outcome {
+        let o = Assignment {
             cluster: doc,
             empty: sketch.is_none(),
-            ..Outcome::default()
+            ..Assignment::default()
         };
         if let Some(s) = sketch {
             self.detector.insert(doc, s);
@@ -453,7 +453,7 @@ pub struct Clustering {
     /// The detector's name (e.g. `simhash(k=3)`).
     pub method: String,
     /// One outcome per document, in input order.
-    pub outcomes: Vec<Outcome>,
+    pub outcomes: Vec<Assignment>,
     /// How representatives were chosen.
     pub keep: Keep,
 }

@@ -48,7 +48,7 @@ pub struct InputArgs {
 
 /// One document.
 #[derive(Debug, Clone)]
-pub struct Doc {
+pub struct InputDoc {
     /// The id: from the id field, the file's path (relative inside a directory), or the
     /// 1-based line number.
     pub id: Value,
@@ -67,7 +67,7 @@ pub struct Doc {
     pub raw: Option<Vec<u8>>,
 }
 
-impl Doc {
+impl InputDoc {
     /// `FILE:LINE`, or `FILE` for a whole-file document: for messages.
     pub fn origin(&self) -> String {
         match self.line {
@@ -104,7 +104,7 @@ impl std::fmt::Display for BadInput {
 }
 
 /// An item from the reader: a document, or a bad record (the reader goes on after it).
-pub type Item = Result<Doc, BadInput>;
+pub type Item = Result<InputDoc, BadInput>;
 
 /// What to do with bad records while reading batches: stop with an error naming the record
 /// (the default), or — with `skip` (`--skip-bad`) — count them, warn about the first 20, go on.
@@ -151,7 +151,7 @@ impl DocReader {
         max_docs: usize,
         max_bytes: usize,
         bad: &mut BadPolicy,
-    ) -> anyhow::Result<(Vec<Doc>, usize)> {
+    ) -> anyhow::Result<(Vec<InputDoc>, usize)> {
         let mut batch = Vec::new();
         let mut bytes = 0;
         let mut text_bytes = 0;
@@ -308,7 +308,7 @@ impl DocReader {
         };
         let bytes = buf.len();
         match String::from_utf8(buf) {
-            Ok(text) => Ok(Doc {
+            Ok(text) => Ok(InputDoc {
                 id,
                 text,
                 file: name,
@@ -366,7 +366,7 @@ impl Iterator for DocReader {
                         } else {
                             Value::from(line)
                         };
-                        let doc = Doc {
+                        let doc = InputDoc {
                             id: default_id,
                             text: String::new(),
                             file: cur.name.clone(),
@@ -383,7 +383,7 @@ impl Iterator for DocReader {
                             parse_json_line(buf, doc, &self.args, self.keep_raw)
                         } else {
                             match String::from_utf8(buf) {
-                                Ok(text) => Ok(Doc { text, ..doc }),
+                                Ok(text) => Ok(InputDoc { text, ..doc }),
                                 Err(e) => Err(BadInput {
                                     origin: doc.origin(),
                                     message: not_utf8(e.utf8_error().valid_up_to(), "the line"),
@@ -410,7 +410,7 @@ impl Iterator for DocReader {
 }
 
 /// Parses one JSON line into `doc` (which carries the place and the default id).
-fn parse_json_line(buf: Vec<u8>, doc: Doc, args: &InputArgs, keep_raw: bool) -> Item {
+fn parse_json_line(buf: Vec<u8>, doc: InputDoc, args: &InputArgs, keep_raw: bool) -> Item {
     let bad = |message: String| BadInput {
         origin: doc.origin(),
         message,
@@ -450,7 +450,7 @@ fn parse_json_line(buf: Vec<u8>, doc: Doc, args: &InputArgs, keep_raw: bool) -> 
         Some(Value::Null) | None => doc.id.clone(),
         Some(v) => v,
     };
-    Ok(Doc {
+    Ok(InputDoc {
         id,
         text,
         raw: keep_raw.then_some(buf),

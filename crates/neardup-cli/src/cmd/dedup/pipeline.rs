@@ -10,7 +10,7 @@ use neardup::detect::Detector;
 
 use super::write::{KeptWriter, Record, Records};
 use super::{reads_stdin, report, write, Args};
-use crate::input::{BadPolicy, Doc, DocReader};
+use crate::input::{BadPolicy, DocReader, InputDoc};
 use crate::output::{self, Wanted};
 
 use neardup::dedup::{BATCH_BYTES, BATCH_DOCS};
@@ -35,7 +35,7 @@ fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
 }
 
 /// Sketches a batch with `sketcher` (in parallel) and counts its documents' characters.
-fn sketch_docs<D: Detector>(sketcher: &D, batch: &[Doc]) -> Sketched<D> {
+fn sketch_docs<D: Detector>(sketcher: &D, batch: &[InputDoc]) -> Sketched<D> {
     let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
     let lengths = texts.iter().map(|t| t.chars().count() as u32).collect();
     (sketch_batch(sketcher, &texts), lengths)
@@ -104,27 +104,28 @@ pub fn run_with<D: Detector>(
         || reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad),
     );
     while !batch.is_empty() {
-        let mut decide = |batch: &[Doc], (sketches, lengths): Sketched<D>| -> anyhow::Result<()> {
-            let start = dd.len();
-            let outcomes = dd.decide_batch(sketches, &lengths).map_err(|e| {
-                let origin = batch[e.doc as usize - start].origin();
-                anyhow::anyhow!("{origin}: {}", e.source)
-            })?;
-            if let (Some(w), Keep::First) = (kept_writer.as_mut(), keep) {
-                for (doc, o) in batch.iter().zip(outcomes) {
-                    if o.duplicate_of.is_none() {
-                        w.write(doc)?;
+        let mut decide =
+            |batch: &[InputDoc], (sketches, lengths): Sketched<D>| -> anyhow::Result<()> {
+                let start = dd.len();
+                let outcomes = dd.decide_batch(sketches, &lengths).map_err(|e| {
+                    let origin = batch[e.doc as usize - start].origin();
+                    anyhow::anyhow!("{origin}: {}", e.source)
+                })?;
+                if let (Some(w), Keep::First) = (kept_writer.as_mut(), keep) {
+                    for (doc, o) in batch.iter().zip(outcomes) {
+                        if o.duplicate_of.is_none() {
+                            w.write(doc)?;
+                        }
                     }
                 }
-            }
-            pb.inc(bytes as u64);
-            pb.set_message(format!(
-                "{} docs, {:.0} docs/s",
-                dd.len(),
-                dd.len() as f64 / started.elapsed().as_secs_f64().max(1e-9)
-            ));
-            Ok(())
-        };
+                pb.inc(bytes as u64);
+                pb.set_message(format!(
+                    "{} docs, {:.0} docs/s",
+                    dd.len(),
+                    dd.len() as f64 / started.elapsed().as_secs_f64().max(1e-9)
+                ));
+                Ok(())
+            };
         let (next_batch, next_bytes) = match next {
             Ok(n) => n,
             Err(e) => {
@@ -221,7 +222,7 @@ pub fn run_with<D: Detector>(
 
 impl Records {
     /// Keeps what the outputs need of `d` (id, file, line).
-    fn push(&mut self, d: Doc) {
+    fn push(&mut self, d: InputDoc) {
         let file = match self.files.last() {
             Some(f) if Arc::ptr_eq(f, &d.file) => self.files.len() - 1,
             _ => {

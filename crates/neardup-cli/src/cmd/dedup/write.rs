@@ -4,11 +4,11 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use neardup::dedup::{Keep, Outcome};
+use neardup::dedup::{Assignment, Keep};
 use neardup::detect::Stage;
 use serde_json::Value;
 
-use crate::input::{Doc, DocKind, InputArgs};
+use crate::input::{DocKind, InputArgs, InputDoc};
 use crate::output::Sink;
 
 /// What is kept of each document until the end.
@@ -52,7 +52,7 @@ pub fn decision(
     out: &mut dyn Write,
     records: &Records,
     i: usize,
-    o: &Outcome,
+    o: &Assignment,
     shares_cluster_with: Option<u32>,
     provenance: bool,
 ) -> anyhow::Result<()> {
@@ -93,7 +93,7 @@ pub fn removed(
     out: &mut dyn Write,
     records: &Records,
     i: usize,
-    o: &Outcome,
+    o: &Assignment,
     keep: Keep,
     provenance: bool,
 ) -> anyhow::Result<()> {
@@ -171,7 +171,7 @@ impl KeptWriter {
     }
 
     /// Writes `doc` (read with `keep_raw` for JSON lines).
-    pub fn write(&mut self, doc: &Doc) -> anyhow::Result<()> {
+    pub fn write(&mut self, doc: &InputDoc) -> anyhow::Result<()> {
         match (doc.kind, &doc.raw) {
             (DocKind::Line, _) => {
                 self.out.write_all(doc.text.as_bytes())?;
