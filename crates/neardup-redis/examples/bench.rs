@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use neardup::engine::{Decision as EDecision, Doc, Engine, EngineConfig, SyncMode, SystemClock};
 use neardup_index::random::SplitMix64;
-use neardup_redis::{Decision, RedisBackend, RedisOptions};
+use neardup_redis::{Decision, RedisBackend, RedisConfig};
 
 fn used_memory(ports: &[u16]) -> u64 {
     ports
@@ -44,9 +44,9 @@ fn stored(i: u64) -> u64 {
 }
 
 async fn run_redis(label: &str, url: &str, ports: &[u16], preload: u64, per: u64) {
-    let opts = RedisOptions {
+    let opts = RedisConfig {
         prefix: "bench".into(),
-        ..RedisOptions::default()
+        ..RedisConfig::default()
     };
     let b = RedisBackend::connect(url, opts.clone()).await.unwrap();
     let before = used_memory(ports);

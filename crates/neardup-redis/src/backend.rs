@@ -16,14 +16,14 @@ use crate::conn::Conn;
 use crate::member::{check_id, Member};
 use crate::scripts::Scripts;
 use crate::{
-    Clock, Decision, Error, Layout, Outcome, RedisOptions, Result, Stage, SystemClock,
+    Clock, Decision, Error, Layout, Outcome, RedisConfig, Result, Stage, SystemClock,
     ID_BUCKET_BITS,
 };
 
 /// The state every clone of a [`RedisBackend`] shares.
 pub(crate) struct Inner {
     pub(crate) conn: Conn,
-    pub(crate) opts: RedisOptions,
+    pub(crate) opts: RedisConfig,
     pub(crate) layout: Layout,
     pub(crate) scripts: Scripts,
     pub(crate) clock: Arc<dyn Clock>,
@@ -60,7 +60,7 @@ impl RedisBackend {
     /// # Errors
     /// [`Error::InvalidUrl`], [`Error::InvalidConfig`], [`Error::Unavailable`] when Redis
     /// cannot be reached, [`Error::ConfigMismatch`].
-    pub async fn connect(url: &str, opts: RedisOptions) -> Result<RedisBackend> {
+    pub async fn connect(url: &str, opts: RedisConfig) -> Result<RedisBackend> {
         RedisBackend::connect_with_clock(url, opts, Arc::new(SystemClock)).await
     }
 
@@ -70,7 +70,7 @@ impl RedisBackend {
     /// As [`connect`](Self::connect).
     pub async fn connect_with_clock(
         url: &str,
-        opts: RedisOptions,
+        opts: RedisConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<RedisBackend> {
         let retention_ms = opts.validate()?;
@@ -111,7 +111,7 @@ impl RedisBackend {
     }
 
     /// The options.
-    pub fn options(&self) -> &RedisOptions {
+    pub fn options(&self) -> &RedisConfig {
         &self.inner.opts
     }
 

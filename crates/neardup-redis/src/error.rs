@@ -48,7 +48,7 @@ pub enum Error {
     },
     /// On a cluster, this check took longer than its lease (a stalled client or overloaded
     /// Redis) and was withdrawn without storing anything. Fix: retry; raise
-    /// [`RedisOptions::lease`](crate::RedisOptions::lease) if it happens under normal load.
+    /// [`RedisConfig::lease`](crate::RedisConfig::lease) if it happens under normal load.
     #[error("check withdrawn: {reason}; retry")]
     Conflict {
         /// Why.

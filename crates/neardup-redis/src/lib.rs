@@ -60,8 +60,8 @@
 //! # Example
 //! ```no_run
 //! # async fn demo() -> Result<(), neardup_redis::Error> {
-//! use neardup_redis::{Decision, RedisBackend, RedisOptions};
-//! let backend = RedisBackend::connect("redis://127.0.0.1:6379/0", RedisOptions::default()).await?;
+//! use neardup_redis::{Decision, RedisBackend, RedisConfig};
+//! let backend = RedisBackend::connect("redis://127.0.0.1:6379/0", RedisConfig::default()).await?;
 //! let a = backend.check_and_insert("a", 0xdead_beef_0000_0001, None).await?;
 //! assert_eq!(a.decision, Decision::Unique);
 //! let b = backend.check_and_insert("b", 0xdead_beef_0000_0007, None).await?;
@@ -72,13 +72,13 @@
 
 mod backend;
 mod cluster;
+mod config;
 mod conn;
 mod error;
 mod keys;
 pub mod layout;
 mod lookup;
 mod member;
-mod options;
 mod scripts;
 #[cfg(feature = "server")]
 pub mod server;
@@ -87,6 +87,7 @@ mod stats;
 pub mod stream;
 
 pub use backend::RedisBackend;
+pub use config::RedisConfig;
 pub use error::{Error, Result};
 pub use keys::ID_BUCKET_BITS;
 pub use layout::Layout;
@@ -95,6 +96,5 @@ pub use member::MAX_ID_BYTES;
 /// The answers are the embedded engine's own types.
 pub use neardup::engine::{Decision, DocInfo, Hit, Outcome, Stage};
 pub use neardup_clock::{Clock, ManualClock, SystemClock};
-pub use options::RedisOptions;
 pub use stats::RedisStats;
 pub use stream::{StreamEngine, StreamStats};

@@ -11,7 +11,7 @@ use neardup::engine::{self, Content, Doc};
 use neardup::Fingerprinter;
 use neardup_server::{Backend, BackendError, BackendStats, BoxFuture};
 
-use crate::{Error, RedisBackend, RedisOptions};
+use crate::{Error, RedisBackend, RedisConfig};
 
 impl From<Error> for BackendError {
     fn from(e: Error) -> Self {
@@ -40,7 +40,7 @@ impl RedisHttpBackend {
     /// As [`RedisBackend::connect`].
     pub async fn connect(
         url: &str,
-        mut opts: RedisOptions,
+        mut opts: RedisConfig,
         fingerprinter: Fingerprinter,
         clock: Arc<dyn crate::Clock>,
     ) -> Result<RedisHttpBackend, Error> {

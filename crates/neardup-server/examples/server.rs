@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use neardup::engine::{Engine, EngineConfig, SyncMode, SystemClock};
-use neardup_server::{serve, shutdown_signal, EngineBackend, ServerConfig};
+use neardup_server::{serve, shutdown_signal, EngineBackend, ServerOptions};
 
 fn main() {
     let mut dir = PathBuf::from("neardup-data");
@@ -61,7 +61,7 @@ fn main() {
         serve(
             listener,
             backend,
-            ServerConfig::default(),
+            ServerOptions::default(),
             shutdown_signal(),
         )
         .await

@@ -22,7 +22,7 @@ use crate::auth::TokenCheck;
 use crate::backend::{Backend, BackendError};
 use crate::body::{read_body, require_json};
 use crate::error::{method_not_allowed, no_route, ApiError};
-use crate::ServerConfig;
+use crate::ServerOptions;
 
 /// The API description served at `GET /openapi.yaml` (OpenAPI 3.0).
 pub const OPENAPI_YAML: &str = include_str!("../openapi.yaml");
@@ -505,7 +505,7 @@ fn prometheus() -> PrometheusHandle {
 }
 
 /// The HTTP API over `backend` (see `openapi.yaml`).
-pub fn router(backend: Arc<dyn Backend>, cfg: &ServerConfig) -> Router {
+pub fn router(backend: Arc<dyn Backend>, cfg: &ServerOptions) -> Router {
     let state = AppState {
         backend,
         token: cfg

@@ -30,7 +30,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use neardup::engine::{Engine, EngineConfig, SystemClock};
-//! use neardup_server::{client::Client, serve, EngineBackend, ServerConfig};
+//! use neardup_server::{client::Client, serve, EngineBackend, ServerOptions};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let fp = neardup::Fingerprinter::new(Default::default()).unwrap();
@@ -41,7 +41,7 @@
 //!     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
 //!     let addr = listener.local_addr().unwrap();
 //!     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-//!     let server = tokio::spawn(serve(listener, backend, ServerConfig::default(), async {
+//!     let server = tokio::spawn(serve(listener, backend, ServerOptions::default(), async {
 //!         let _ = stopped.await;
 //!     }));
 //!     let mut c = Client::connect(addr).await.unwrap();
@@ -80,7 +80,7 @@ pub use backend::{Backend, BackendError, BackendStats, BoxFuture, EngineBackend}
 
 /// HTTP-layer settings.
 #[derive(Debug, Clone)]
-pub struct ServerConfig {
+pub struct ServerOptions {
     /// Bearer token required on every route but `/healthz` and `/openapi.yaml` (`None`: no
     /// auth). [`serve`] refuses an empty token.
     pub token: Option<String>,
@@ -100,9 +100,9 @@ pub struct ServerConfig {
     pub body_timeout: Duration,
 }
 
-impl Default for ServerConfig {
+impl Default for ServerOptions {
     fn default() -> Self {
-        ServerConfig {
+        ServerOptions {
             token: None,
             body_limit: 16 << 20,
             max_batch: 10_000,
@@ -113,7 +113,7 @@ impl Default for ServerConfig {
     }
 }
 
-impl ServerConfig {
+impl ServerOptions {
     /// Checks the settings: a non-empty token, and limits and timeouts above zero.
     ///
     /// # Errors
@@ -143,12 +143,12 @@ impl ServerConfig {
 /// in-flight requests, and shuts the backend down (sync + snapshot for the embedded engine).
 ///
 /// # Errors
-/// Settings refused by [`ServerConfig::validate`] (`InvalidInput`, before serving), or the
+/// Settings refused by [`ServerOptions::validate`] (`InvalidInput`, before serving), or the
 /// backend's shutdown error.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     backend: Arc<dyn Backend>,
-    cfg: ServerConfig,
+    cfg: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     cfg.validate()

@@ -16,8 +16,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use neardup::engine::{Engine, EngineConfig, EngineDetector, SyncMode, SystemClock};
 use neardup_redis::server::RedisHttpBackend;
-use neardup_redis::{RedisOptions, StreamEngine};
-use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerConfig};
+use neardup_redis::{RedisConfig, StreamEngine};
+use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerOptions};
 
 use super::common::FeatureArgs;
 
@@ -249,12 +249,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
         ..defaults
     };
-    let server_defaults = ServerConfig::default();
+    let server_defaults = ServerOptions::default();
     let token = args.token.or(file.token);
     if let Some(t) = &token {
         check_token(t)?;
     }
-    let server_cfg = ServerConfig {
+    let server_cfg = ServerOptions {
         token,
         body_limit: args
             .body_limit
@@ -362,14 +362,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             if index_bytes_set {
                 bail!("--index-bytes-per-doc applies to the embedded backend only; a Redis backend keeps its tables in Redis");
             }
-            let opts = RedisOptions {
+            let opts = RedisConfig {
                 prefix: args
                     .redis_prefix
                     .or(file.redis_prefix)
                     .unwrap_or_else(|| "neardup".into()),
                 distance: cfg.distance,
                 retention: cfg.retention,
-                ..RedisOptions::default()
+                ..RedisConfig::default()
             };
             let origin = format!("Redis {url}, key prefix {}", opts.prefix);
             let b = rt

@@ -8,9 +8,9 @@ use std::time::Duration;
 use crate::common::{RedisCluster, RedisServer};
 use neardup::engine::{Engine, EngineConfig, ManualClock};
 use neardup_redis::server::RedisHttpBackend;
-use neardup_redis::RedisOptions;
+use neardup_redis::RedisConfig;
 use neardup_server::client::Client;
-use neardup_server::{serve, Backend, EngineBackend, ServerConfig};
+use neardup_server::{serve, Backend, EngineBackend, ServerOptions};
 
 const T0: i64 = 1_699_984_800_000;
 
@@ -18,7 +18,7 @@ async fn start(backend: Arc<dyn Backend>) -> (SocketAddr, tokio::sync::oneshot::
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(serve(listener, backend, ServerConfig::default(), async {
+    tokio::spawn(serve(listener, backend, ServerOptions::default(), async {
         let _ = stopped.await;
     }));
     (addr, stop)
@@ -121,9 +121,9 @@ fn parity(redis_url: &str, seed: u64, steps: usize) {
         let redis: Arc<dyn Backend> = Arc::new(
             RedisHttpBackend::connect(
                 redis_url,
-                RedisOptions {
+                RedisConfig {
                     prefix: format!("parity{seed}"),
-                    ..RedisOptions::default()
+                    ..RedisConfig::default()
                 },
                 fingerprinter,
                 clock.clone(),
@@ -186,9 +186,9 @@ fn redis_down_is_503_and_unhealthy() {
         let backend: Arc<dyn Backend> = Arc::new(
             RedisHttpBackend::connect(
                 &server.url(),
-                RedisOptions {
+                RedisConfig {
                     timeout: Duration::from_millis(500),
-                    ..RedisOptions::default()
+                    ..RedisConfig::default()
                 },
                 neardup::Fingerprinter::new(Default::default()).unwrap(),
                 Arc::new(neardup_redis::SystemClock),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::{RedisCluster, RedisServer};
-use neardup_redis::{Decision, Error, ManualClock, RedisBackend, RedisOptions, Stage};
+use neardup_redis::{Decision, Error, ManualClock, RedisBackend, RedisConfig, Stage};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -32,10 +32,10 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-fn opts(prefix: &str) -> RedisOptions {
-    RedisOptions {
+fn opts(prefix: &str) -> RedisConfig {
+    RedisConfig {
         prefix: prefix.into(),
-        ..RedisOptions::default()
+        ..RedisConfig::default()
     }
 }
 
@@ -342,7 +342,7 @@ async fn basics(url: &str) {
     assert_eq!(b.get(&y).await.unwrap().unwrap().fingerprint, Some(!0x1111));
     assert!(b.get(&x).await.unwrap().is_none());
     // Other settings under the same prefix are refused.
-    let other = RedisOptions {
+    let other = RedisConfig {
         distance: 4,
         ..opts("basic")
     };
@@ -413,10 +413,10 @@ async fn ghost_attempt(
 /// is committed by the next near-duplicate, which answers "duplicate" of it.
 async fn crashed_attempts(url: &str) {
     let clock = Arc::new(ManualClock::new(T0));
-    let o = RedisOptions {
+    let o = RedisConfig {
         prefix: "crash".into(),
         lease: Duration::from_millis(400),
-        ..RedisOptions::default()
+        ..RedisConfig::default()
     };
     let b = RedisBackend::connect_with_clock(url, o, clock.clone())
         .await
@@ -468,9 +468,9 @@ fn unreachable_redis_is_an_error() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let o = RedisOptions {
+    let o = RedisConfig {
         timeout: Duration::from_millis(300),
-        ..RedisOptions::default()
+        ..RedisConfig::default()
     };
     let r = rt().block_on(RedisBackend::connect(
         &format!("redis://127.0.0.1:{port}"),
@@ -478,7 +478,7 @@ fn unreachable_redis_is_an_error() {
     ));
     assert!(matches!(r, Err(Error::Unavailable { .. })), "{r:?}");
     assert!(matches!(
-        rt().block_on(RedisBackend::connect("http://x", RedisOptions::default())),
+        rt().block_on(RedisBackend::connect("http://x", RedisConfig::default())),
         Err(Error::InvalidUrl { .. })
     ));
 }
@@ -539,11 +539,11 @@ fn redis_expires_keys() {
     let server = RedisServer::start(false);
     let url = server.url();
     rt().block_on(async {
-        let o = RedisOptions {
+        let o = RedisConfig {
             prefix: "ttl".into(),
             retention: Duration::from_millis(800),
             expire_grace: Duration::from_millis(1),
-            ..RedisOptions::default()
+            ..RedisConfig::default()
         };
         let b = RedisBackend::connect(&url, o).await.unwrap();
         for i in 0..50u64 {

@@ -10,7 +10,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use neardup::engine::{Engine, EngineConfig, ManualClock};
-use neardup_server::{router, serve, Backend, EngineBackend, ServerConfig, OPENAPI_YAML};
+use neardup_server::{router, serve, Backend, EngineBackend, ServerOptions, OPENAPI_YAML};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -83,7 +83,7 @@ fn error_code(status: StatusCode, ct: &str, v: &Value) -> String {
 #[tokio::test]
 async fn put_on_a_document_was_405_with_an_empty_body() {
     let dir = tempfile::tempdir().unwrap();
-    let app = router(engine_backend(dir.path()), &ServerConfig::default());
+    let app = router(engine_backend(dir.path()), &ServerOptions::default());
     let (s, ct, v) = call(&app, "PUT", "/v1/documents/abc", &[JSON], "{}").await;
     assert_eq!(s, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(error_code(s, &ct, &v), "method_not_allowed");
@@ -100,7 +100,7 @@ async fn put_on_a_document_was_405_with_an_empty_body() {
 #[tokio::test]
 async fn non_utf8_path_id_was_400_text_plain() {
     let dir = tempfile::tempdir().unwrap();
-    let app = router(engine_backend(dir.path()), &ServerConfig::default());
+    let app = router(engine_backend(dir.path()), &ServerOptions::default());
     for m in ["GET", "DELETE"] {
         let (s, ct, v) = call(&app, m, "/v1/documents/%ff", &[], "").await;
         assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{m}");
@@ -116,7 +116,7 @@ async fn non_utf8_path_id_was_400_text_plain() {
 async fn cross_origin_text_plain_post_was_stored() {
     let dir = tempfile::tempdir().unwrap();
     let backend = engine_backend(dir.path());
-    let app = router(backend.clone(), &ServerConfig::default());
+    let app = router(backend.clone(), &ServerOptions::default());
     let doc = r#"{"id":"planted","fingerprint":"ff00"}"#;
     for ct in [
         Some("text/plain"),
@@ -164,7 +164,7 @@ async fn cross_origin_text_plain_post_was_stored() {
 #[tokio::test]
 async fn schema_mismatches_found_by_schemathesis() {
     let dir = tempfile::tempdir().unwrap();
-    let app = router(engine_backend(dir.path()), &ServerConfig::default());
+    let app = router(engine_backend(dir.path()), &ServerOptions::default());
     // `"text": null` was accepted next to a fingerprint; other nulls neither.
     for body in [
         r#"{"id":"a","text":null,"fingerprint":"ff"}"#,
@@ -265,9 +265,9 @@ async fn bearer_scheme_was_case_sensitive() {
     let dir = tempfile::tempdir().unwrap();
     let app = router(
         engine_backend(dir.path()),
-        &ServerConfig {
+        &ServerOptions {
             token: Some("s3cret".into()),
-            ..ServerConfig::default()
+            ..ServerOptions::default()
         },
     );
     for auth in ["Bearer s3cret", "bearer s3cret", "BEARER s3cret"] {
@@ -299,9 +299,9 @@ async fn body_too_large_did_not_name_the_setting() {
     let dir = tempfile::tempdir().unwrap();
     let app = router(
         engine_backend(dir.path()),
-        &ServerConfig {
+        &ServerOptions {
             body_limit: 100,
-            ..ServerConfig::default()
+            ..ServerOptions::default()
         },
     );
     let big = format!(r#"{{"id":"a","text":"{}"}}"#, "x".repeat(200));
@@ -318,7 +318,7 @@ async fn body_too_large_did_not_name_the_setting() {
 #[tokio::test]
 async fn spec_was_not_served() {
     let dir = tempfile::tempdir().unwrap();
-    let app = router(engine_backend(dir.path()), &ServerConfig::default());
+    let app = router(engine_backend(dir.path()), &ServerOptions::default());
     let (s, ct, v) = call(&app, "GET", "/openapi.yaml", &[], "").await;
     assert_eq!(s, StatusCode::OK);
     assert!(ct.starts_with("application/yaml"), "{ct}");
@@ -346,7 +346,7 @@ async fn spec_was_not_served() {
 async fn unhealthy_healthz_says_why_once_and_has_the_error_shape() {
     let dir = tempfile::tempdir().unwrap();
     let backend = engine_backend(dir.path());
-    let app = router(backend.clone(), &ServerConfig::default());
+    let app = router(backend.clone(), &ServerOptions::default());
     backend.shutdown().await.unwrap();
     let (s, ct, v) = call(&app, "GET", "/healthz", &[], "").await;
     assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE);
@@ -368,9 +368,9 @@ async fn empty_token_let_everyone_in() {
     let err = serve(
         listener,
         engine_backend(dir.path()),
-        ServerConfig {
+        ServerOptions {
             token: Some(String::new()),
-            ..ServerConfig::default()
+            ..ServerOptions::default()
         },
         async {},
     )
@@ -389,7 +389,7 @@ struct Running {
     _dir: tempfile::TempDir,
 }
 
-async fn start(cfg: ServerConfig) -> Running {
+async fn start(cfg: ServerOptions) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let backend: Arc<dyn Backend> = engine_backend(dir.path());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -495,7 +495,7 @@ async fn healthz(addr: SocketAddr) -> (u16, String) {
 
 #[tokio::test]
 async fn hyper_own_errors_had_no_body() {
-    let r = start(ServerConfig::default()).await;
+    let r = start(ServerOptions::default()).await;
     let long_uri = format!(
         "GET /v1/documents/{} HTTP/1.1\r\nhost: x\r\n\r\n",
         "a".repeat(70_000)
@@ -524,9 +524,9 @@ async fn hyper_own_errors_had_no_body() {
 
 #[tokio::test]
 async fn body_shorter_than_content_length_held_the_connection() {
-    let r = start(ServerConfig {
+    let r = start(ServerOptions {
         body_timeout: Duration::from_millis(300),
-        ..ServerConfig::default()
+        ..ServerOptions::default()
     })
     .await;
     let mut s = TcpStream::connect(r.addr).await.unwrap();
@@ -543,9 +543,9 @@ async fn body_shorter_than_content_length_held_the_connection() {
 
 #[tokio::test]
 async fn idle_and_trickling_connections_stayed_open() {
-    let r = start(ServerConfig {
+    let r = start(ServerOptions {
         header_timeout: Duration::from_millis(500),
-        ..ServerConfig::default()
+        ..ServerOptions::default()
     })
     .await;
     // Idle from the start.
@@ -586,10 +586,10 @@ async fn idle_and_trickling_connections_stayed_open() {
 #[tokio::test]
 async fn idle_connections_made_healthz_time_out() {
     const MAX: usize = 4;
-    let r = start(ServerConfig {
+    let r = start(ServerOptions {
         max_connections: MAX,
         header_timeout: Duration::from_secs(60),
-        ..ServerConfig::default()
+        ..ServerOptions::default()
     })
     .await;
     // Fill the regular slots with idle connections.

@@ -8,7 +8,7 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use neardup::engine::{Engine, EngineConfig, ManualClock};
 use neardup_server::client::Client;
-use neardup_server::{router, serve, Backend, EngineBackend, ServerConfig};
+use neardup_server::{router, serve, Backend, EngineBackend, ServerOptions};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
@@ -21,7 +21,7 @@ struct Fixture {
     app: axum::Router,
 }
 
-fn fixture(cfg: ServerConfig) -> Fixture {
+fn fixture(cfg: ServerOptions) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(T0));
     let engine = Engine::open(
@@ -74,7 +74,7 @@ fn code(v: &Value) -> &str {
 
 #[tokio::test]
 async fn every_route() {
-    let f = fixture(ServerConfig::default());
+    let f = fixture(ServerOptions::default());
     let app = &f.app;
     let (s, v) = call(
         app,
@@ -275,10 +275,10 @@ async fn every_route() {
 
 #[tokio::test]
 async fn bad_input_paths() {
-    let f = fixture(ServerConfig {
+    let f = fixture(ServerOptions {
         body_limit: 4096,
         max_batch: 3,
-        ..ServerConfig::default()
+        ..ServerOptions::default()
     });
     let app = &f.app;
     let cases: &[(&str, &str, &str, StatusCode, &str)] = &[
@@ -458,9 +458,9 @@ async fn bad_input_paths() {
 
 #[tokio::test]
 async fn bearer_token_on_every_route_but_healthz() {
-    let f = fixture(ServerConfig {
+    let f = fixture(ServerOptions {
         token: Some("s3cret".into()),
-        ..ServerConfig::default()
+        ..ServerOptions::default()
     });
     let app = &f.app;
     for (m, p, b) in [
@@ -541,7 +541,7 @@ fn concurrent_clients_exactly_one_unique_per_group() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(listener, backend, ServerConfig::default(), async {
+        let server = tokio::spawn(serve(listener, backend, ServerOptions::default(), async {
             let _ = stopped.await;
         }));
         let barrier = Arc::new(tokio::sync::Barrier::new(CLIENTS));

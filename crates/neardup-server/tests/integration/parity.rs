@@ -14,7 +14,7 @@ use neardup::engine::{Engine, EngineConfig, SyncMode, SystemClock};
 use neardup::eval::{jsonl_sources, make_set, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
-use neardup_server::{client::Client, serve, EngineBackend, ServerConfig};
+use neardup_server::{client::Client, serve, EngineBackend, ServerOptions};
 use serde_json::Value;
 
 fn sources() -> Vec<SourceDoc> {
@@ -96,7 +96,7 @@ fn streaming_through_http_gives_dedups_decisions() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(listener, backend, ServerConfig::default(), async {
+        let server = tokio::spawn(serve(listener, backend, ServerOptions::default(), async {
             let _ = stopped.await;
         }));
         let mut c = Client::connect(addr).await.unwrap();

@@ -1,8 +1,8 @@
-//! What can a caller set? [`RedisOptions`], their defaults and their validation.
+//! What can a caller set? [`RedisConfig`], their defaults and their validation.
 //!
 //! Invariant: distance, blocks, retention and `config_tag` change answers, so they are
 //! recorded with the index (see `RedisBackend::descriptor`); options that fail
-//! [`RedisOptions::validate`] never reach Redis.
+//! [`RedisConfig::validate`] never reach Redis.
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use crate::{Error, Result};
 /// Settings of a [`RedisBackend`](crate::RedisBackend). Distance, blocks and retention change answers and are
 /// recorded under the prefix; all instances sharing an index must use the same ones.
 #[derive(Debug, Clone)]
-pub struct RedisOptions {
+pub struct RedisConfig {
     /// Key prefix of the index (no `{`, `}` or whitespace; default `neardup`).
     pub prefix: String,
     /// Largest Hamming distance counted as a duplicate (default 3).
@@ -35,9 +35,9 @@ pub struct RedisOptions {
     pub config_tag: String,
 }
 
-impl Default for RedisOptions {
+impl Default for RedisConfig {
     fn default() -> Self {
-        RedisOptions {
+        RedisConfig {
             prefix: "neardup".into(),
             distance: 3,
             blocks: 0,
@@ -50,7 +50,7 @@ impl Default for RedisOptions {
     }
 }
 
-impl RedisOptions {
+impl RedisConfig {
     /// Refuses a prefix that is empty or holds braces or whitespace, a retention outside
     /// 1 ms ..= 2^50 ms, and a lease under 100 ms; returns the retention in milliseconds.
     pub(crate) fn validate(&self) -> Result<i64> {
