@@ -1,11 +1,9 @@
 //! The integration tests of `neardup-store`, one module per topic:
 //!
-//! - `crash`: acknowledged records survive SIGKILL (the test binary re-runs itself as the child);
-//! - `failpoints`: torn writes, failures between write and fsync, crashes at every step of
-//!   rotation and snapshot publication (with `--features failpoints`);
 //! - `store`: recovery, torn tails, corruption, configuration and version checks.
+//!
+//! Two tests are binaries of their own: `tests/crash.rs` (acknowledged records survive SIGKILL;
+//! it forks children, and a fork shares the lock of every store open in the process until it
+//! execs) and `tests/failpoints.rs` (`--features failpoints`; failpoints are process-global).
 
-mod crash;
-#[cfg(feature = "failpoints")]
-mod failpoints;
 mod store;

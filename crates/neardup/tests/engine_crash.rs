@@ -169,7 +169,7 @@ fn crash_rounds(auto: bool) {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "engine_crash::engine_crash_child",
+                "engine_crash_child",
                 "--nocapture",
                 "--test-threads=1",
             ])

@@ -147,12 +147,7 @@ fn acknowledged_records_survive_sigkill() {
     let mut snapshot_kills = 0;
     for round in 0..ROUNDS {
         let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash::crash_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+            .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
             .env("NEARDUP_CRASH_DIR", dir.path())
             .env("NEARDUP_CRASH_ROUND", round.to_string())
             .stdout(Stdio::piped())
