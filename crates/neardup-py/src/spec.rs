@@ -46,10 +46,12 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
             )));
         }
     }
+    let template_veto = o.take::<bool>("template_veto")?.unwrap_or(veto_default);
     Ok(DetectorSpec {
         method,
         distance: distance.unwrap_or(d.distance),
-        threshold: threshold.unwrap_or(d.threshold),
-        template_veto: o.take::<bool>("template_veto")?.unwrap_or(veto_default),
+        // As the command: `auto` under the veto has its own default threshold.
+        threshold: threshold.unwrap_or(DetectorSpec::default_threshold(method, template_veto)),
+        template_veto,
     })
 }
