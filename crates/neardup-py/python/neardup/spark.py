@@ -1,0 +1,536 @@
+"""Near-duplicate clusters of a PySpark DataFrame, computed on Spark (not on the driver).
+
+:func:`dedup` gives every row the decision of ``neardup dedup --method minhash --linkage
+components --no-template-veto`` on the same documents in the same order: the same clusters, the
+same evidence (``matched``, ``similarity``), the same kept document per cluster under
+``keep="longest"``. The work is distributed; the driver only sees counts.
+
+Stages (each materialised once; ``metrics=`` receives their wall times and sizes):
+
+1. **sketch** — per Arrow batch (``mapInArrow``), :meth:`neardup.MinHash.sketch`: the
+   signature (``num_perm`` uint32, kept as 4·``num_perm`` bytes), the LSH band keys and whether
+   anything was left of the text after normalisation. Pure, so any executor and any
+   partitioning give the same arrays.
+2. **collapse** — documents with identical signatures are one node, represented by their
+   earliest document. This is exact, not a heuristic: identical signatures share every band
+   key (so they are candidates of each other) and estimate Jaccard 1 (so they are confirmed),
+   and any third document is a candidate of, and confirmed against, all of them or none.
+   Collapsing them first keeps a bucket of many exact copies from producing pairs
+   quadratically.
+3. **candidates** — the band keys of the nodes, exploded to ``(band, key, node)`` and grouped;
+   every two nodes sharing a key in the same band are a candidate pair, counted once however
+   many bands they share. (A bucket of ``k`` *distinct* signatures still yields ``k(k-1)/2``
+   pairs: confirmation is not transitive, so no pair of a bucket can be skipped without
+   changing the graph; ``metrics["largest_bucket"]`` reports the largest.)
+4. **verify** — each pair's two signatures side by side, per Arrow batch,
+   :meth:`neardup.MinHash.verify`: the detector's own confirmation (estimated Jaccard ≥
+   threshold). Confirmed pairs are the edges of the near-duplicate graph.
+5. **components** — connected components by alternating *large-star* and *small-star* rounds
+   (Kiveris et al., "Connected Components in MapReduce and Beyond", 2014), written with
+   DataFrame operations, until the edges form stars around each component's smallest node.
+6. **assemble** — cluster, kept document and evidence per row, joined back to the input.
+
+Order. The command decides documents in input order; here the order is ``position_col`` when
+given (unique, non-null), else ``id_col`` (then ids must be unique). The order must be data,
+not an accident of partitioning (``monotonically_increasing_id`` changes with it), so the
+result is the same however the DataFrame is partitioned.
+
+Columns added:
+
+* ``cluster`` — the position (``position_col``, else the id) of the cluster's first document:
+  the command numbers clusters by the first document's 0-based input position, which this is
+  when ``position_col`` holds that position.
+* ``keep`` — True for one document per cluster: the first (``keep="first"``) or the longest in
+  characters, ties to the earliest (``keep="longest"``). Filter on it to deduplicate.
+* ``duplicate_of`` — the id of the cluster's kept document; null for the kept document.
+* ``matched``, ``similarity`` — the evidence, as the command prints it: among the earlier
+  documents the detector confirms as near-duplicates, the most similar (ties to the earliest),
+  and the estimated Jaccard similarity; null when there is none.
+* ``empty`` — nothing was left of the text after normalisation: its own cluster, kept, never
+  matched (as in the command).
+
+Under ``keep="first"`` the command keeps *on arrival* every document that had no earlier
+near-duplicate, so a later document that bridges two clusters leaves two kept documents in one
+cluster (it prints the later one with ``shares_cluster_with``). Here ``keep`` is one document a
+cluster, the cluster's first; the command's kept-on-arrival documents are exactly the rows with
+``matched`` null.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, Iterator, List, Optional
+
+import numpy as np
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from . import MinHash
+
+__all__ = ["dedup", "cluster_report", "OUTPUT_COLUMNS"]
+
+#: The columns :func:`dedup` adds.
+OUTPUT_COLUMNS = ("duplicate_of", "cluster", "keep", "matched", "similarity", "empty")
+
+# Internal column names (never visible in the result).
+_POS, _ID, _TEXT = "__nd_pos", "__nd_id", "__nd_text"
+_SIG, _KEYS, _VALID, _CHARS, _REP = "__nd_sig", "__nd_keys", "__nd_valid", "__nd_chars", "__nd_rep"
+
+_ORDERABLE = (T.IntegralType, T.StringType, T.DecimalType, T.DateType, T.TimestampType)
+
+
+def _column_type(df: DataFrame, name: str, role: str, keyword: str) -> T.DataType:
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    if name not in fields:
+        raise ValueError(
+            f"{role} column {name!r} is not in the DataFrame (columns: {', '.join(df.columns)}); "
+            f"pass {keyword}= naming the {role} column"
+        )
+    return fields[name]
+
+
+def _check_columns(
+    df: DataFrame, text_col: str, id_col: str, position_col: Optional[str]
+) -> tuple[T.DataType, T.DataType]:
+    if not isinstance(df, DataFrame):
+        raise TypeError(f"dedup takes a pyspark.sql.DataFrame, not {type(df).__name__}")
+    text_type = _column_type(df, text_col, "text", "text_col")
+    if not isinstance(text_type, T.StringType):
+        raise TypeError(
+            f"text column {text_col!r} is {text_type.simpleString()}, not string; cast it "
+            f"(F.col({text_col!r}).cast('string')) or pass text_col= naming a string column"
+        )
+    id_type = _column_type(df, id_col, "id", "id_col")
+    if not isinstance(id_type, _ORDERABLE):
+        raise TypeError(
+            f"id column {id_col!r} is {id_type.simpleString()}; ids must be integers, strings, "
+            f"decimals, dates or timestamps: cast it or pass id_col= naming such a column"
+        )
+    pos_type = id_type
+    if position_col is not None:
+        pos_type = _column_type(df, position_col, "position", "position_col")
+        if not isinstance(pos_type, _ORDERABLE):
+            raise TypeError(
+                f"position column {position_col!r} is {pos_type.simpleString()}; positions must "
+                f"be integers (e.g. the 0-based input line), strings, decimals, dates or timestamps"
+            )
+    taken = [c for c in OUTPUT_COLUMNS if c in df.columns]
+    if taken:
+        raise ValueError(
+            f"the DataFrame already has column(s) {', '.join(map(repr, taken))}, which dedup adds; "
+            f"rename or drop them first"
+        )
+    return id_type, pos_type
+
+
+def _check_rows(df: DataFrame, text_col: str, id_col: str, position_col: Optional[str]) -> int:
+    """One aggregation over the input: no null text, id or position, and unique positions.
+    Returns the number of rows."""
+    pos = position_col or id_col
+
+    def nulls(c: str) -> Column:
+        return F.sum(F.col(c).isNull().cast("long"))
+
+    per = df.groupBy(F.col(pos).alias(_POS)).agg(
+        F.count(F.lit(1)).alias("n"),
+        nulls(text_col).alias("text_nulls"),
+        nulls(id_col).alias("id_nulls"),
+    )
+    row = per.agg(
+        F.coalesce(F.sum("n"), F.lit(0)).alias("rows"),
+        F.coalesce(F.sum("text_nulls"), F.lit(0)).alias("text_nulls"),
+        F.coalesce(F.sum("id_nulls"), F.lit(0)).alias("id_nulls"),
+        F.coalesce(F.sum(F.when(F.col(_POS).isNull(), F.col("n"))), F.lit(0)).alias("pos_nulls"),
+        F.max(F.when(F.col(_POS).isNotNull() & (F.col("n") > 1), F.struct("n", _POS))).alias("dup"),
+    ).collect()[0]
+    if row["text_nulls"]:
+        raise ValueError(
+            f"text column {text_col!r} has {row['text_nulls']} null value(s); fill them "
+            f"(F.coalesce(F.col({text_col!r}), F.lit(''))) or drop those rows"
+        )
+    if row["id_nulls"]:
+        raise ValueError(
+            f"id column {id_col!r} has {row['id_nulls']} null value(s); every document needs an id: "
+            f"fill them or drop those rows"
+        )
+    if position_col is not None and row["pos_nulls"]:
+        raise ValueError(
+            f"position column {position_col!r} has {row['pos_nulls']} null value(s); every "
+            f"document needs a position (e.g. its 0-based input line)"
+        )
+    if row["dup"] is not None:
+        n, value = row["dup"]
+        if position_col is None:
+            raise ValueError(
+                f"id column {id_col!r} is not unique ({value!r} appears {n} times); without "
+                f"position_col the ids order the documents, so they must be unique: pass "
+                f"position_col= naming a unique column (e.g. the 0-based input line)"
+            )
+        raise ValueError(
+            f"position column {position_col!r} is not unique ({value!r} appears {n} times); "
+            f"positions order the documents and must be unique"
+        )
+    return int(row["rows"])
+
+
+def _signature_rows(arr: pa.Array, num_perm: int) -> np.ndarray:
+    """An Arrow binary column of signatures (4·num_perm bytes each) as an (n, num_perm)
+    uint32 array (a copy: aligned and writable)."""
+    n = len(arr)
+    width = 4 * num_perm
+    if n == 0:
+        return np.zeros((0, num_perm), dtype=np.uint32)
+    offsets_type = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
+    _, offsets_buf, data_buf = arr.buffers()[:3]
+    offsets = np.frombuffer(offsets_buf, dtype=offsets_type)[arr.offset : arr.offset + n + 1]
+    if not np.all(np.diff(offsets) == width):
+        raise ValueError(f"signature column holds values that are not {width} bytes")
+    data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    return data.view("<u4").reshape(n, num_perm).copy()
+
+
+def _sketch_partitions(options: Dict[str, Any], longest: bool):
+    """The sketch stage's function for ``mapInArrow``: ``(pos, id, text)`` batches in,
+    ``(pos, id, sig, keys, valid, chars)`` batches out."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        mh = MinHash(**options)
+        p = mh.num_perm
+        bands = mh.params[0]
+        for batch in batches:
+            texts = batch.column(2).to_pylist()
+            n = len(texts)
+            sigs, keys, valid = mh.sketch(texts, threads=1)
+            sig = pa.Array.from_buffers(
+                pa.binary(),
+                n,
+                [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * (4 * p)), pa.py_buffer(sigs.astype("<u4").tobytes())],
+            )
+            key_list = pa.ListArray.from_arrays(
+                pa.array(np.arange(n + 1, dtype=np.int32) * bands),
+                pa.array(np.ascontiguousarray(keys).view(np.int64).ravel()),
+            )
+            chars = pa.array([len(t) for t in texts] if longest else np.zeros(n, dtype=np.int32), pa.int32())
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(0), batch.column(1), sig, key_list, pa.array(valid), chars],
+                names=[_POS, _ID, _SIG, _KEYS, _VALID, _CHARS],
+            )
+
+    return run
+
+
+def _verify_partitions(options: Dict[str, Any]):
+    """The verify stage's function for ``mapInArrow``: ``(a, b, sig_a, sig_b)`` batches in,
+    the confirmed ``(a, b, similarity)`` out."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        mh = MinHash(**options)
+        p = mh.num_perm
+        for batch in batches:
+            sa = _signature_rows(batch.column(2), p)
+            sb = _signature_rows(batch.column(3), p)
+            sim, dup = mh.verify(sa, sb)
+            keep = pa.array(dup)
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(0).filter(keep), batch.column(1).filter(keep), pa.array(sim).filter(keep)],
+                names=["a", "b", "similarity"],
+            )
+
+    return run
+
+
+def _persist(df: DataFrame) -> tuple[DataFrame, int]:
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    return df, df.count()
+
+
+def _large_star(edges: DataFrame) -> DataFrame:
+    """Large-star: every node links its larger neighbours to the smallest node of its closed
+    neighbourhood. ``edges``: ``(u, v)`` with ``u > v``; the result has the same form."""
+    both = edges.select(F.col("u").alias("x"), F.col("v").alias("y")).unionByName(
+        edges.select(F.col("v").alias("x"), F.col("u").alias("y"))
+    )
+    m = F.least(F.col("x"), F.min("y").over(Window.partitionBy("x")))
+    return (
+        both.withColumn("m", m)
+        .where(F.col("y") > F.col("x"))
+        .select(F.col("y").alias("u"), F.col("m").alias("v"))
+        .distinct()
+    )
+
+
+def _small_star(edges: DataFrame) -> DataFrame:
+    """Small-star: every node links itself and its smaller neighbours to the smallest of them.
+    ``edges``: ``(u, v)`` with ``u > v``; the result has the same form."""
+    w = edges.withColumn("m", F.min("v").over(Window.partitionBy("u")))
+    return (
+        w.where(F.col("v") != F.col("m"))
+        .select(F.col("v").alias("u"), F.col("m").alias("v"))
+        .unionByName(w.select(F.col("u"), F.col("m").alias("v")))
+        .distinct()
+    )
+
+
+def _components(edges: DataFrame) -> tuple[DataFrame, int]:
+    """``(u, v)`` edges with ``u > v`` → ``(u, root)``: every non-smallest node of a connected
+    component with the component's smallest node. Returns the table and the rounds taken.
+
+    Each large-star and small-star round keeps the components and ends with edges ``u > v``;
+    the rounds stop once the edges are stars (no node has two parents, no parent has one),
+    which — since components are kept — means every node points at its component's minimum
+    (the fixed point the algorithm is proved to reach)."""
+    rounds = 0
+    while True:
+        rounds += 1
+        edges = _small_star(_large_star(edges)).localCheckpoint(eager=True)
+        parents = edges.select(F.col("v").alias("p")).distinct()
+        stats = (
+            edges.join(parents, F.col("u") == F.col("p"), "left")
+            .agg(
+                F.count(F.lit(1)).alias("edges"),
+                F.countDistinct("u").alias("children"),
+                F.count("p").alias("inner"),
+            )
+            .collect()[0]
+        )
+        if stats["edges"] == stats["children"] and stats["inner"] == 0:
+            return edges.select("u", F.col("v").alias("root")), rounds
+
+
+def dedup(
+    df: DataFrame,
+    text_col: str = "text",
+    id_col: str = "id",
+    *,
+    position_col: Optional[str] = None,
+    threshold: float = 0.6,
+    num_perm: int = 128,
+    keep: str = "first",
+    metrics: Optional[Dict[str, Any]] = None,
+    **options: Any,
+) -> DataFrame:
+    """``df`` with the columns ``duplicate_of``, ``cluster``, ``keep``, ``matched``,
+    ``similarity`` and ``empty`` (see the module's documentation): the decisions of
+    ``neardup dedup --method minhash --linkage components --no-template-veto --keep KEEP`` on
+    the documents taken in ``position_col`` order (else ``id_col`` order).
+
+    ``threshold``, ``num_perm`` and ``options`` (``shingles``, ``seed`` and the normalisation
+    options of :class:`neardup.Fingerprinter`) configure :class:`neardup.MinHash`. ``metrics``,
+    when a dict, receives each stage's wall seconds and the sizes of its tables.
+
+    Raises ``ValueError``/``TypeError`` naming the column for a missing or mistyped column, null
+    texts, ids or positions, and ids (without ``position_col``) or positions that repeat;
+    :class:`neardup.ConfigError` for bad MinHash options. Intermediate tables are persisted
+    while they are built; the returned DataFrame is the input joined with a persisted result
+    table.
+    """
+    if keep not in ("first", "longest"):
+        raise ValueError(f"keep={keep!r}: use 'first' or 'longest'")
+    id_type, pos_type = _check_columns(df, text_col, id_col, position_col)
+    mh_options = dict(options, threshold=threshold, num_perm=num_perm)
+    mh = MinHash(**mh_options)  # ConfigError here, on the driver, for bad options
+    m: Dict[str, Any] = metrics if metrics is not None else {}
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        m[f"{stage}_seconds"] = now - clock
+        clock = now
+
+    m["documents"] = _check_rows(df, text_col, id_col, position_col)
+    m["bands"], m["rows"] = mh.params
+    lap("validate")
+
+    # 1. sketch
+    pos = position_col or id_col
+    source = df.select(
+        F.col(pos).alias(_POS), F.col(id_col).alias(_ID), F.col(text_col).alias(_TEXT)
+    )
+    sketch_schema = T.StructType(
+        [
+            T.StructField(_POS, pos_type, False),
+            T.StructField(_ID, id_type, False),
+            T.StructField(_SIG, T.BinaryType(), False),
+            T.StructField(_KEYS, T.ArrayType(T.LongType(), False), False),
+            T.StructField(_VALID, T.BooleanType(), False),
+            T.StructField(_CHARS, T.IntegerType(), False),
+        ]
+    )
+    sketches, _ = _persist(source.mapInArrow(_sketch_partitions(mh_options, keep == "longest"), sketch_schema))
+    lap("sketch")
+
+    # 2. collapse identical signatures to their earliest document (see the module docstring)
+    by_sig = Window.partitionBy(_VALID, _SIG)
+    docs, _ = _persist(
+        sketches.withColumn(_REP, F.when(F.col(_VALID), F.min(_POS).over(by_sig)))
+    )
+    sketches.unpersist()
+    nodes = docs.where(F.col(_POS) == F.col(_REP)).select(
+        F.col(_POS).alias("node"), _SIG, _KEYS
+    )
+    m["empty"] = docs.where(~F.col(_VALID)).count()
+    m["distinct_signatures"] = nodes.count()
+    lap("collapse")
+
+    # 3. candidates: nodes sharing a band key, each pair once
+    buckets = (
+        nodes.select("node", F.posexplode(_KEYS).alias("band", "key"))
+        .groupBy("band", "key")
+        .agg(F.array_sort(F.collect_list("node")).alias("m"))
+        .where(F.size("m") > 1)
+    )
+    pairs_of = F.expr(
+        "flatten(transform(m, (x, i) -> "
+        "transform(slice(m, i + 2, greatest(size(m) - i - 1, 0)), y -> named_struct('a', x, 'b', y))))"
+    )
+    buckets, _ = _persist(buckets.select("m"))
+    m["largest_bucket"] = buckets.agg(F.coalesce(F.max(F.size("m")), F.lit(0))).collect()[0][0]
+    pairs, m["candidate_pairs"] = _persist(
+        buckets.select(F.explode(pairs_of).alias("p")).select("p.a", "p.b").distinct()
+    )
+    buckets.unpersist()
+    lap("candidates")
+
+    # 4. verify each pair with the detector's confirmation
+    sig_of = nodes.select("node", _SIG)
+    with_sigs = (
+        pairs.join(sig_of.select(F.col("node").alias("a"), F.col(_SIG).alias("sa")), "a")
+        .join(sig_of.select(F.col("node").alias("b"), F.col(_SIG).alias("sb")), "b")
+        .select("a", "b", "sa", "sb")
+    )
+    edge_schema = T.StructType(
+        [
+            T.StructField("a", pos_type, False),
+            T.StructField("b", pos_type, False),
+            T.StructField("similarity", T.DoubleType(), False),
+        ]
+    )
+    edges, m["confirmed_pairs"] = _persist(with_sigs.mapInArrow(_verify_partitions(mh_options), edge_schema))
+    pairs.unpersist()
+    lap("verify")
+
+    # 5. components over the nodes
+    roots, m["component_rounds"] = _components(
+        edges.select(F.col("b").alias("u"), F.col("a").alias("v"))
+    )
+    roots, _ = _persist(roots)
+    lap("components")
+
+    # 6. per document: cluster, evidence, kept document
+    best = edges.groupBy(F.col("b").alias("node")).agg(
+        F.min(F.struct((-F.col("similarity")).alias("s"), F.col("a").alias("a"))).alias("best")
+    )
+    valid, me, rep = F.col(_VALID), F.col(_POS), F.col(_REP)
+    res = (
+        docs.select(_POS, _ID, _VALID, _CHARS, _REP)
+        .join(roots.withColumnRenamed("u", _REP), _REP, "left")
+        .join(best.withColumnRenamed("node", _REP), _REP, "left")
+        .select(
+            me,
+            F.col(_ID),
+            F.col(_CHARS),
+            (~valid).alias("empty"),
+            F.when(valid, F.coalesce(F.col("root"), rep)).otherwise(me).alias("cluster"),
+            F.when(valid & (me != rep), rep).otherwise(F.col("best.a")).alias("matched_pos"),
+            F.when(valid & (me != rep), F.lit(1.0))
+            .otherwise(-F.col("best.s"))
+            .alias("similarity"),
+        )
+    )
+    if keep == "first":
+        keeper = F.col("cluster")
+    else:
+        longest_first = F.struct((-F.col(_CHARS)).alias("c"), me.alias("p"))
+        keeper = F.min(longest_first).over(Window.partitionBy("cluster")).getField("p")
+    res = res.withColumn("keeper", keeper).withColumn("keep", me == F.col("keeper"))
+    if position_col is None:
+        res = res.withColumn("duplicate_of", F.when(~F.col("keep"), F.col("keeper"))).withColumn(
+            "matched", F.col("matched_pos")
+        )
+    else:
+        ids = docs.select(F.col(_POS).alias("__nd_k"), F.col(_ID).alias("__nd_v"))
+        res = (
+            res.join(ids.withColumnRenamed("__nd_k", "keeper"), "keeper", "left")
+            .withColumn("duplicate_of", F.when(~F.col("keep"), F.col("__nd_v")))
+            .drop("__nd_v")
+            .join(ids.withColumnRenamed("__nd_k", "matched_pos"), "matched_pos", "left")
+            .withColumnRenamed("__nd_v", "matched")
+        )
+    res, _ = _persist(res.select(F.col(_POS).alias(pos), *OUTPUT_COLUMNS))
+    for t in (docs, edges, roots):
+        t.unpersist()
+    lap("assemble")
+    out = df.join(res, on=pos, how="inner")
+    return out.select(*df.columns, *OUTPUT_COLUMNS)
+
+
+def cluster_report(
+    result: DataFrame, id_col: str = "id", *, position_col: Optional[str] = None, top: int = 10
+) -> Dict[str, Any]:
+    """Cluster statistics of a :func:`dedup` result, shaped like the cluster part of
+    ``neardup dedup --report``: ``documents``, ``duplicates`` (rows not kept), ``empty``,
+    ``clusters``, ``clusters_with_duplicates``, ``size_distribution`` (``{"size", "clusters"}``
+    by size: ``1``, ``2``, ``3-4``, ``5-8``, …) and the ``largest`` clusters (``cluster``,
+    ``size``, up to ten ``sample_ids`` in order; size descending, then cluster). Pass the
+    ``id_col`` and ``position_col`` given to :func:`dedup`.
+
+    ``duplicates`` counts every row with ``keep`` false; the command counts its
+    kept-on-arrival documents that share a cluster separately (``kept_sharing_a_cluster``)."""
+    pos = position_col or id_col
+    missing = [c for c in ("cluster", "keep", "empty", id_col, pos) if c not in result.columns]
+    if missing:
+        raise ValueError(
+            f"the DataFrame has no column(s) {', '.join(map(repr, dict.fromkeys(missing)))}; pass "
+            f"the result of neardup.spark.dedup and the id_col and position_col given to it"
+        )
+    totals = result.agg(
+        F.count(F.lit(1)).alias("documents"),
+        F.sum((~F.col("keep")).cast("long")).alias("duplicates"),
+        F.sum(F.col("empty").cast("long")).alias("empty"),
+    ).collect()[0]
+    sizes = result.groupBy("cluster").agg(F.count(F.lit(1)).alias("size")).persist()
+    bucket = F.when(F.col("size") <= 1, F.lit(0)).otherwise(
+        F.ceil(F.log2(F.col("size").cast("double"))).cast("int")
+    )
+    hist = sizes.groupBy(bucket.alias("b")).agg(F.count(F.lit(1)).alias("n")).orderBy("b").collect()
+    largest = (
+        sizes.where(F.col("size") > 1)
+        .orderBy(F.col("size").desc(), F.col("cluster"))
+        .limit(top)
+        .collect()
+    )
+    sizes.unpersist()
+    samples: Dict[Any, List[Any]] = {r["cluster"]: [] for r in largest}
+    if samples:
+        first = F.row_number().over(Window.partitionBy("cluster").orderBy(pos))
+        for r in (
+            result.where(F.col("cluster").isin(list(samples)))
+            .select("cluster", pos, id_col)
+            .withColumn("__nd_n", first)
+            .where(F.col("__nd_n") <= 10)
+            .orderBy("cluster", pos)
+            .collect()
+        ):
+            samples[r["cluster"]].append(r[id_col])
+
+    def label(b: int) -> str:
+        return {0: "1", 1: "2"}.get(b, f"{(1 << (b - 1)) + 1}-{1 << b}")
+
+    clusters = sum(r["n"] for r in hist)
+    singles = sum(r["n"] for r in hist if r["b"] == 0)
+    return {
+        "documents": int(totals["documents"]),
+        "duplicates": int(totals["duplicates"] or 0),
+        "empty": int(totals["empty"] or 0),
+        "clusters": int(clusters),
+        "clusters_with_duplicates": int(clusters - singles),
+        "size_distribution": [{"size": label(r["b"]), "clusters": int(r["n"])} for r in hist],
+        "largest": [
+            {"cluster": r["cluster"], "size": int(r["size"]), "sample_ids": samples[r["cluster"]]}
+            for r in largest
+        ],
+    }
