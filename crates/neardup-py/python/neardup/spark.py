@@ -518,7 +518,7 @@ def cluster_report(
             samples[r["cluster"]].append(r[id_col])
 
     def label(b: int) -> str:
-        return {0: "1", 1: "2"}.get(b, f"{(1 << (b - 1)) + 1}-{1 << b}")
+        return str(1 << b) if b < 2 else f"{(1 << (b - 1)) + 1}-{1 << b}"
 
     clusters = sum(r["n"] for r in hist)
     singles = sum(r["n"] for r in hist if r["b"] == 0)
