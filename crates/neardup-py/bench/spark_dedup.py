@@ -32,6 +32,11 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=8, help="input partitions and shuffle partitions")
     ap.add_argument("--neardup", type=Path, default=Path("target-own/release/neardup"))
     ap.add_argument("--threads", type=int, default=2, help="threads of the command")
+    ap.add_argument(
+        "--replicas", type=int, default=1,
+        help="append R-1 near-copies of the corpus (copy r of a document ends with ' (r)'), "
+        "written to one JSONL file that both contenders read",
+    )
     args = ap.parse_args()
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -39,9 +44,17 @@ def main() -> None:
 
     from neardup import spark as nspark
 
-    nbytes = sum(p.stat().st_size for p in args.corpus)
     docs = [json.loads(line) for p in args.corpus for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
     work = Path(tempfile.mkdtemp(prefix="neardup-spark-bench-"))
+    inputs = list(args.corpus)
+    if args.replicas > 1:
+        docs = docs + [
+            {"id": f"{d.get('id', i + 1)}~{r}", "text": f"{d['text']} ({r})"}
+            for r in range(1, args.replicas) for i, d in enumerate(docs)
+        ]
+        inputs = [work / "replicated.jsonl"]
+        inputs[0].write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    nbytes = sum(p.stat().st_size for p in inputs)
     table = pa.table(
         {
             "pos": pa.array(range(len(docs)), pa.int64()),
@@ -53,12 +66,12 @@ def main() -> None:
     step = -(-len(docs) // args.partitions)
     for k in range(args.partitions):  # a Parquet folder, one file a partition
         pq.write_table(table.slice(k * step, step), work / "in" / f"part-{k:05d}.parquet")
-    print(f"{len(docs)} documents, {nbytes / 1e6:.1f} MB of JSONL ({', '.join(p.name for p in args.corpus)})")
+    print(f"{len(docs)} documents, {nbytes / 1e6:.1f} MB of JSONL ({', '.join(p.name for p in args.corpus)}{f', {args.replicas} replicas' if args.replicas > 1 else ''})")
 
     started = time.perf_counter()
     out = subprocess.run(
         [str(args.neardup), "dedup", "--method", "minhash", "--linkage", "components", "--no-template-veto",
-         "-q", "--threads", str(args.threads), *map(str, args.corpus)],
+         "-q", "--threads", str(args.threads), *map(str, inputs)],
         check=True, capture_output=True, text=True,
     ).stdout
     cli_seconds = time.perf_counter() - started
@@ -69,6 +82,7 @@ def main() -> None:
         SparkSession.builder.master(args.master)
         .config("spark.sql.shuffle.partitions", str(args.partitions))
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.files.maxPartitionBytes", str(max(1 << 20, nbytes // args.partitions)))

@@ -285,7 +285,9 @@ def _components(edges: DataFrame) -> tuple[DataFrame, int]:
     rounds = 0
     while True:
         rounds += 1
-        edges = _small_star(_large_star(edges)).localCheckpoint(eager=True)
+        # checkpointed (lineage cut, so the plan does not grow with the rounds) and counted
+        # by the same job that checks for stars
+        edges = _small_star(_large_star(edges)).localCheckpoint(eager=False)
         parents = edges.select(F.col("v").alias("p")).distinct()
         stats = (
             edges.join(parents, F.col("u") == F.col("p"), "left")
@@ -365,15 +367,16 @@ def dedup(
 
     # 2. collapse identical signatures to their earliest document (see the module docstring)
     by_sig = Window.partitionBy(_VALID, _SIG)
-    docs, _ = _persist(
-        sketches.withColumn(_REP, F.when(F.col(_VALID), F.min(_POS).over(by_sig)))
+    docs = sketches.withColumn(_REP, F.when(F.col(_VALID), F.min(_POS).over(by_sig))).persist(
+        StorageLevel.MEMORY_AND_DISK
     )
+    sizes = docs.agg(
+        F.sum((~F.col(_VALID)).cast("long")).alias("empty"),
+        F.sum((F.col(_POS) == F.col(_REP)).cast("long")).alias("nodes"),
+    ).collect()[0]
+    m["empty"], m["distinct_signatures"] = int(sizes["empty"] or 0), int(sizes["nodes"] or 0)
     sketches.unpersist()
-    nodes = docs.where(F.col(_POS) == F.col(_REP)).select(
-        F.col(_POS).alias("node"), _SIG, _KEYS
-    )
-    m["empty"] = docs.where(~F.col(_VALID)).count()
-    m["distinct_signatures"] = nodes.count()
+    nodes = docs.where(F.col(_POS) == F.col(_REP)).select(F.col(_POS).alias("node"), _SIG, _KEYS)
     lap("collapse")
 
     # 3. candidates: nodes sharing a band key, each pair once
@@ -387,12 +390,14 @@ def dedup(
         "flatten(transform(m, (x, i) -> "
         "transform(slice(m, i + 2, greatest(size(m) - i - 1, 0)), y -> named_struct('a', x, 'b', y))))"
     )
-    buckets, _ = _persist(buckets.select("m"))
-    m["largest_bucket"] = buckets.agg(F.coalesce(F.max(F.size("m")), F.lit(0))).collect()[0][0]
-    pairs, m["candidate_pairs"] = _persist(
-        buckets.select(F.explode(pairs_of).alias("p")).select("p.a", "p.b").distinct()
+    pairs = (
+        buckets.select(F.explode(pairs_of).alias("p"), F.size("m").alias("k"))
+        .groupBy(F.col("p.a").alias("a"), F.col("p.b").alias("b"))
+        .agg(F.max("k").alias("k"))
+        .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    buckets.unpersist()
+    sizes = pairs.agg(F.count(F.lit(1)).alias("pairs"), F.max("k").alias("largest")).collect()[0]
+    m["candidate_pairs"], m["largest_bucket"] = int(sizes["pairs"]), int(sizes["largest"] or 0)
     lap("candidates")
 
     # 4. verify each pair with the detector's confirmation
@@ -417,7 +422,6 @@ def dedup(
     roots, m["component_rounds"] = _components(
         edges.select(F.col("b").alias("u"), F.col("a").alias("v"))
     )
-    roots, _ = _persist(roots)
     lap("components")
 
     # 6. per document: cluster, evidence, kept document
@@ -461,7 +465,7 @@ def dedup(
             .withColumnRenamed("__nd_v", "matched")
         )
     res, _ = _persist(res.select(F.col(_POS).alias(pos), *OUTPUT_COLUMNS))
-    for t in (docs, edges, roots):
+    for t in (docs, edges):
         t.unpersist()
     lap("assemble")
     out = df.join(res, on=pos, how="inner")
