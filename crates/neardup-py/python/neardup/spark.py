@@ -365,7 +365,12 @@ def dedup(
     sketches, _ = _persist(source.mapInArrow(_sketch_partitions(mh_options, keep == "longest"), sketch_schema))
     lap("sketch")
 
-    # 2. collapse identical signatures to their earliest document (see the module docstring)
+    # 2. collapse identical signatures to their earliest document. Equivalent to keeping them
+    # apart: identical signatures have the same band keys (candidates of each other) and
+    # estimate Jaccard 1 ≥ threshold (confirmed), so they are one component; a third document
+    # shares a band with, and is confirmed against, all of them or none; and the command's
+    # evidence for a later copy is its earliest identical document (similarity 1, the maximum,
+    # ties to the earliest). So n exact copies cost one node, not n(n-1)/2 pairs.
     by_sig = Window.partitionBy(_VALID, _SIG)
     docs = sketches.withColumn(_REP, F.when(F.col(_VALID), F.min(_POS).over(by_sig))).persist(
         StorageLevel.MEMORY_AND_DISK
