@@ -288,17 +288,21 @@ def _components(edges: DataFrame) -> tuple[DataFrame, int]:
         # checkpointed (lineage cut, so the plan does not grow with the rounds) and counted
         # by the same job that checks for stars
         edges = _small_star(_large_star(edges)).localCheckpoint(eager=False)
-        parents = edges.select(F.col("v").alias("p")).distinct()
+        roles = edges.select(
+            F.col("u").alias("n"), F.lit(1).alias("parents"), F.lit(False).alias("parent")
+        ).unionByName(
+            edges.select(F.col("v").alias("n"), F.lit(0).alias("parents"), F.lit(True).alias("parent"))
+        )
         stats = (
-            edges.join(parents, F.col("u") == F.col("p"), "left")
+            roles.groupBy("n")
+            .agg(F.sum("parents").alias("parents"), F.max("parent").alias("parent"))
             .agg(
-                F.count(F.lit(1)).alias("edges"),
-                F.countDistinct("u").alias("children"),
-                F.count("p").alias("inner"),
+                F.coalesce(F.max("parents"), F.lit(0)).alias("most_parents"),
+                F.count(F.when((F.col("parents") > 0) & F.col("parent"), 1)).alias("inner"),
             )
             .collect()[0]
         )
-        if stats["edges"] == stats["children"] and stats["inner"] == 0:
+        if stats["most_parents"] <= 1 and stats["inner"] == 0:
             return edges.select("u", F.col("v").alias("root")), rounds
 
 
