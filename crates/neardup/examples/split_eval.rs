@@ -26,12 +26,11 @@
 //! Held-out also runs the natural pairs (`pairs_*.jsonl`: every document of the paired corpora
 //! deduplicated, the listed pairs the truth; only their recall is meaningful).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use neardup::dedup::{Deduper, Keep, Linkage};
 use neardup::detect::Detector;
-use neardup::eval::{make_set, score, Bucket, Kind, MakeOptions, Prf, SourceDoc, Truth};
+use neardup::eval::{make_set, pair_truth, score, Kind, MakeOptions, Prf, SourceDoc, Truth};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::template_veto::{TemplateVeto, TemplateVetoOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
@@ -276,37 +275,9 @@ fn main() {
             .filter(|f| f.starts_with(prefix))
             .flat_map(|f| read_jsonl(&dir.join(f)))
             .collect();
-        let index: HashMap<&str, usize> = docs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.0.as_str(), i))
-            .collect();
-        let mut group: Vec<usize> = (0..docs.len()).collect();
-        fn root(g: &mut [usize], mut x: usize) -> usize {
-            while g[x] != x {
-                g[x] = g[g[x]];
-                x = g[x];
-            }
-            x
-        }
-        let text = std::fs::read_to_string(dir.join(pairs)).unwrap();
-        for l in text.lines() {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            if let (Some(&a), Some(&b)) = (
-                v["a"].as_str().and_then(|a| index.get(a)),
-                v["b"].as_str().and_then(|b| index.get(b)),
-            ) {
-                let (ra, rb) = (root(&mut group, a), root(&mut group, b));
-                group[ra] = rb;
-            }
-        }
-        let truth: Vec<Truth> = (0..docs.len())
-            .map(|i| Truth {
-                group: root(&mut group, i) as u32,
-                kind: Kind::Unique,
-                bucket: Bucket::Long,
-            })
-            .collect();
+        let ids: Vec<&str> = docs.iter().map(|d| d.0.as_str()).collect();
+        let truth: Vec<Truth> =
+            pair_truth(&ids, &std::fs::read_to_string(dir.join(pairs)).unwrap());
         let texts: Vec<String> = docs.into_iter().map(|d| d.1).collect();
         let cells: Vec<String> = variants
             .iter()

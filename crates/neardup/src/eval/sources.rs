@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::SourceDoc;
+use super::{Bucket, Kind, SourceDoc, Truth};
 
 /// Up to `limit` texts of a JSONL file (the `text` field of each line that has one; other
 /// lines are passed over), each cut to `max_chars` characters, labelled `<file name>#<n>`.
@@ -49,6 +49,42 @@ pub fn paragraph_sources(text: &str, label: &str, min_bytes: usize) -> Vec<Sourc
         .collect()
 }
 
+/// The truth of a set of real documents whose known near-duplicate pairs are listed as JSONL
+/// lines `{"a": id, "b": id}` (the `pairs_*.jsonl` files): each document's group is its
+/// connected component over the listed pairs (pairs naming an unknown id are passed over).
+/// Every document is of kind [`Kind::Unique`] in the long bucket: only the groups are scored.
+pub fn pair_truth(ids: &[&str], pairs_jsonl: &str) -> Vec<Truth> {
+    let index: std::collections::HashMap<&str, usize> =
+        ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let mut group: Vec<usize> = (0..ids.len()).collect();
+    fn root(g: &mut [usize], mut x: usize) -> usize {
+        while g[x] != x {
+            g[x] = g[g[x]];
+            x = g[x];
+        }
+        x
+    }
+    for l in pairs_jsonl.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else {
+            continue;
+        };
+        if let (Some(&a), Some(&b)) = (
+            v["a"].as_str().and_then(|a| index.get(a)),
+            v["b"].as_str().and_then(|b| index.get(b)),
+        ) {
+            let (ra, rb) = (root(&mut group, a), root(&mut group, b));
+            group[ra] = rb;
+        }
+    }
+    (0..ids.len())
+        .map(|i| Truth {
+            group: root(&mut group, i) as u32,
+            kind: Kind::Unique,
+            bucket: Bucket::Long,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +113,12 @@ mod tests {
         );
         assert_eq!(p.len(), 2);
         assert_eq!(p[1].label, "f#1");
+        let t = pair_truth(
+            &["a", "b", "c", "d"],
+            "{\"a\":\"a\",\"b\":\"c\"}\n{\"a\":\"c\",\"b\":\"x\"}\n",
+        );
+        let g: Vec<u32> = t.iter().map(|t| t.group).collect();
+        assert_eq!(g[0], g[2]);
+        assert!(g[0] != g[1] && g[1] != g[3] && g[0] != g[3]);
     }
 }
