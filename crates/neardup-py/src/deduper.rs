@@ -40,8 +40,8 @@ impl Ids for Held<'_> {
 
 /// Streaming deduplication under the online rule: only kept documents are indexed, and a
 /// document with a near-duplicate among them is a duplicate of the strongest match — the
-/// decisions ``dedup(..., template_veto=False)`` and ``neardup serve`` take on the same
-/// documents in the same order.
+/// decisions ``dedup(..., template_veto=False)`` and ``neardup serve --no-template-veto`` take
+/// on the same documents in the same order.
 ///
 /// Options: those of :func:`dedup` but ``linkage`` and ``keep`` (``method``, ``threshold``,
 /// ``distance``, ``template_veto`` — default False here: the veto learns which lines repeat

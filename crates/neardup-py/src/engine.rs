@@ -162,8 +162,9 @@ impl Engine {
     ) -> PyResult<Self> {
         let o = Options::new(py, options)?;
         let d = EngineConfig::default();
+        let veto = o.take::<bool>("template_veto")?;
         let detector = match o.take::<String>("method")?.as_deref() {
-            None | Some("auto") => EngineDetector::default(),
+            None | Some("auto") => EngineDetector::auto(veto.unwrap_or(true)),
             Some("simhash") => EngineDetector::Simhash,
             Some(m) => {
                 return Err(config(format!(
@@ -175,6 +176,11 @@ impl Engine {
         if distance.is_some() && detector != EngineDetector::Simhash {
             return Err(config(
                 "`distance` is the Hamming distance of method=\"simhash\"; the auto detector decides long texts by MinHash similarity",
+            ));
+        }
+        if veto.is_some() && detector == EngineDetector::Simhash {
+            return Err(config(
+                "`template_veto` applies to method=\"auto\"; method=\"simhash\" has no template veto",
             ));
         }
         let sync_interval = match o.take::<f64>("sync_interval")? {
@@ -194,6 +200,11 @@ impl Engine {
             }
         };
         let cfg = EngineConfig {
+            template_veto: if veto.unwrap_or(true) {
+                d.template_veto.clone()
+            } else {
+                None
+            },
             detector,
             distance: distance.unwrap_or(d.distance),
             retention: match o.take::<f64>("retention")? {
@@ -213,6 +224,7 @@ impl Engine {
         o.finish(&[
             "method",
             "distance",
+            "template_veto",
             "retention",
             "segments",
             "max_docs",

@@ -202,13 +202,9 @@ impl Backend for EngineBackend {
             let engine = Arc::clone(&self.engine);
             let has_text = docs.iter().any(|d| matches!(d.content, Content::Text(_)));
             let prepared: Vec<Result<PreparedDoc, EngineError>> = if has_text {
-                on_rayon(move || {
-                    use rayon::prelude::*;
-                    docs.into_par_iter().map(|d| engine.prepare(d)).collect()
-                })
-                .await
+                on_rayon(move || engine.prepare_batch(docs)).await
             } else {
-                docs.into_iter().map(|d| engine.prepare(d)).collect()
+                engine.prepare_batch(docs)
             };
             let mut ok = Vec::with_capacity(prepared.len());
             let mut out: Vec<Option<Result<Outcome, BackendError>>> = Vec::new();

@@ -64,6 +64,11 @@ pub struct Args {
     /// simhash: largest Hamming distance counted as a duplicate [default: 3].
     #[arg(long, env = "NEARDUP_DISTANCE")]
     pub distance: Option<u32>,
+    /// auto: turn off the template veto, which refuses matches that rest only on lines
+    /// repeated across many stored documents (a site's page template); the MinHash threshold
+    /// is then 0.6 instead of 0.5, as `neardup dedup --no-template-veto`.
+    #[arg(long = "no-template-veto", env = "NEARDUP_NO_TEMPLATE_VETO")]
+    pub no_template_veto: bool,
     /// Time segments per retention window (memory is reclaimed a segment at a time) [default: 8].
     #[arg(long, env = "NEARDUP_SEGMENTS")]
     pub segments: Option<u32>,
@@ -159,6 +164,7 @@ struct FileConfig {
     retention: Option<String>,
     method: Option<String>,
     distance: Option<u32>,
+    template_veto: Option<bool>,
     segments: Option<u32>,
     max_docs: Option<u64>,
     index_bytes_per_doc: Option<u64>,
@@ -213,8 +219,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         other => bail!("sync `{other}`: use always, batch or none"),
     };
     let index_bytes_set = args.index_bytes_per_doc.is_some() || file.index_bytes_per_doc.is_some();
+    let veto = !args.no_template_veto && file.template_veto.unwrap_or(true);
     let detector = match args.detector.or(file.method).as_deref().unwrap_or("auto") {
-        "auto" => EngineDetector::default(),
+        "auto" => EngineDetector::auto(veto),
         "simhash" => EngineDetector::Simhash,
         other => bail!("method `{other}` (--method, config key `method`): use auto or simhash"),
     };
@@ -225,7 +232,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
              auto detector decides long texts by MinHash similarity — pass --method simhash to use it"
         );
     }
+    if !veto && detector == EngineDetector::Simhash {
+        bail!(
+            "--no-template-veto (config key `template_veto`) applies to the auto detector; \
+             --method simhash has no template veto"
+        );
+    }
     let cfg = EngineConfig {
+        template_veto: if veto { defaults.template_veto.clone() } else { None },
         detector,
         distance: distance.unwrap_or(defaults.distance),
         retention: args

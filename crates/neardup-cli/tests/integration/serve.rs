@@ -280,9 +280,9 @@ fn a_start_that_cannot_listen_writes_nothing() {
     assert!(!data.exists(), "the data directory was created: {err}");
 }
 
-/// One detector everywhere: the bundled sample streamed through `neardup serve` gets the
-/// decisions `neardup dedup --no-template-veto` prints for the same file (same duplicate, same
-/// stage); `serve` used to answer with simhash at k = 3 alone.
+/// One detector everywhere: the bundled sample sent to `neardup serve` in one request gets the
+/// decisions `neardup dedup` prints for the same file (same duplicate, same stage), the
+/// template veto included (one request counts its lines as dedup counts one batch's).
 #[test]
 fn serve_answers_what_dedup_answers() {
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample.jsonl");
@@ -291,15 +291,7 @@ fn serve_answers_what_dedup_answers() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let out = crate::util::run(
-        &[
-            "dedup",
-            "-q",
-            "--no-template-veto",
-            sample.to_str().unwrap(),
-        ],
-        None,
-    );
+    let out = crate::util::run(&["dedup", "-q", sample.to_str().unwrap()], None);
     assert!(
         out.status.success(),
         "{}",
@@ -401,7 +393,13 @@ fn two_services_on_one_redis_answer_what_dedup_answers() {
     let dir = tempfile::tempdir().unwrap();
     let redis = redis_server(dir.path());
     let url = format!("redis://127.0.0.1:{}/0", redis.1);
-    let args = ["--addr", "127.0.0.1:0", "--backend", url.as_str()];
+    let args = [
+        "--addr",
+        "127.0.0.1:0",
+        "--backend",
+        url.as_str(),
+        "--no-template-veto",
+    ];
     let a = start(dir.path(), &args, &[]);
     let b = start(dir.path(), &args, &[]);
     // One document at a time, alternating between the two services.

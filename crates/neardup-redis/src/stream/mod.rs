@@ -214,17 +214,11 @@ impl StreamEngine {
     pub async fn check_and_insert(&self, docs: Vec<Doc>) -> Answers {
         let n = docs.len();
         let inner = Arc::clone(&self.inner);
-        let prepared = match tokio::task::spawn_blocking(move || {
-            use rayon::prelude::*;
-            docs.into_par_iter()
-                .map(|d| inner.engine.prepare(d))
-                .collect::<Vec<_>>()
-        })
-        .await
-        {
-            Ok(p) => p,
-            Err(e) => return (0..n).map(|_| Err(unavailable(&e))).collect(),
-        };
+        let prepared =
+            match tokio::task::spawn_blocking(move || inner.engine.prepare_batch(docs)).await {
+                Ok(p) => p,
+                Err(e) => return (0..n).map(|_| Err(unavailable(&e))).collect(),
+            };
         let mut out: Vec<Option<std::result::Result<Outcome, EngineError>>> = Vec::new();
         let mut ok = Vec::new();
         for p in prepared {

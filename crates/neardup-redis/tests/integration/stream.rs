@@ -38,9 +38,13 @@ async fn instance(
     StreamEngine::connect(url, prefix, dir, fp(), cfg, clock).await
 }
 
+/// The configuration of the instances: `auto` without the template veto, whose decisions are
+/// `dedup`'s under any batching (the veto's line counts depend on request boundaries).
 fn cfg() -> EngineConfig {
     EngineConfig {
         maintenance_interval: None,
+        detector: neardup::engine::EngineDetector::auto(false),
+        template_veto: None,
         ..EngineConfig::default()
     }
 }
@@ -239,6 +243,61 @@ fn concurrent_copies_on_two_instances_keep_exactly_one() {
         );
         assert_eq!(a.stats().await.unwrap().documents, groups as u64);
         assert_eq!(b.stats().await.unwrap().documents, groups as u64);
+    });
+}
+
+/// The template veto on a shared log: every instance rebuilds the line counts from the log's
+/// records, so an instance refuses matches that rest only on a page template shared with
+/// documents another instance stored, and still finds their copies.
+#[test]
+fn the_template_veto_reaches_every_instance() {
+    let redis = RedisServer::start(false);
+    let dir = tempfile::tempdir().unwrap();
+    let template = "Editor's note: the views expressed in this article are the author's own.\n\
+        Copyright: no part of this article may be reproduced without written permission.\n\
+        Follow us to receive a daily selection of articles and exclusive material.\n";
+    let page = |i: u64| format!("{}\n{template}", random_text(i, 14));
+    let pages = |from: u64, to: u64| -> Vec<Doc> {
+        (from..to)
+            .map(|i| Doc::text(format!("p{i}"), page(i)).at(T0))
+            .collect()
+    };
+    let duplicates = |answers: Vec<Result<Outcome, EngineError>>| {
+        answers
+            .into_iter()
+            .filter(|r| r.as_ref().unwrap().decision != Decision::Unique)
+            .count()
+    };
+    rt().block_on(async {
+        let vetoed = EngineConfig {
+            maintenance_interval: None,
+            ..EngineConfig::default()
+        };
+        let a = instance(&redis.url(), "t", dir.path(), vetoed.clone())
+            .await
+            .unwrap();
+        let b = instance(&redis.url(), "t", dir.path(), vetoed)
+            .await
+            .unwrap();
+        assert_eq!(duplicates(a.check_and_insert(pages(0, 30)).await), 0);
+        // b learns the template from a's records.
+        assert_eq!(duplicates(b.check_and_insert(pages(30, 60)).await), 0);
+        let copy = b
+            .check_and_insert(vec![Doc::text("copy", page(3)).at(T0)])
+            .await
+            .pop()
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(&copy.decision, Decision::Duplicate { of, .. } if of == "p3"),
+            "{copy:?}"
+        );
+        // Without the veto the same pages match each other on the template.
+        let c = instance(&redis.url(), "plain", dir.path(), cfg())
+            .await
+            .unwrap();
+        c.check_and_insert(pages(0, 30)).await;
+        assert!(duplicates(c.check_and_insert(pages(30, 60)).await) > 0);
     });
 }
 

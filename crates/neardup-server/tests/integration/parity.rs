@@ -87,6 +87,8 @@ fn streaming_through_http_gives_dedups_decisions() {
     let cfg = EngineConfig {
         sync: SyncMode::None,
         maintenance_interval: None,
+        detector: neardup::engine::EngineDetector::auto(false),
+        template_veto: None,
         ..EngineConfig::default()
     };
     let engine = Engine::open(dir.path(), fp, cfg, Arc::new(SystemClock)).unwrap();

@@ -122,21 +122,64 @@ impl Default for TemplateVetoOptions {
     }
 }
 
-/// A document's sketch: the inner detector's, plus the signature of its distinct part.
+/// A document's sketch: the inner detector's, plus its distinct part.
 #[derive(Debug, Clone)]
 pub struct TemplateSketch<S> {
     /// The inner detector's sketch of the whole document.
     pub inner: S,
-    /// MinHash signature of the text without repeated lines, when that part is substantial.
-    pub distinct: Option<Vec<u32>>,
-    /// For the containment guard (with `distinct`): the character 5-gram sets of the whole
-    /// normalised document and of its distinct part. Only bottom-k samples of them are kept
-    /// once the document is inserted.
+    /// The distinct part (the text without repeated lines), when it is substantial.
+    pub distinct: Option<DistinctSketch>,
+}
+
+/// The distinct part of a document being checked: its MinHash signature and, for the
+/// containment guard, its full shingle sets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistinctSketch {
+    /// MinHash signature (character 3-grams) of the text without repeated lines.
+    pub signature: Vec<u32>,
+    /// The shingle sets of the containment guard (when it is on).
     pub guard: Option<GuardSets>,
 }
 
+impl DistinctSketch {
+    /// What an indexed document keeps of it: the signature, and bottom-k samples of the guard's
+    /// sets.
+    pub fn kept(&self) -> DistinctPart {
+        DistinctPart {
+            signature: self.signature.clone(),
+            samples: self.guard.as_ref().map(|g| {
+                (
+                    BottomK::new(&g.whole, GUARD_SAMPLE),
+                    BottomK::new(&g.part, GUARD_SAMPLE),
+                )
+            }),
+        }
+    }
+}
+
+/// What an indexed document keeps of its distinct part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistinctPart {
+    /// MinHash signature of the distinct part.
+    pub signature: Vec<u32>,
+    /// Bottom-k samples of the whole document's and of the distinct part's shingle sets
+    /// (when the containment guard is on).
+    pub samples: Option<(BottomK, BottomK)>,
+}
+
+impl DistinctPart {
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.signature.capacity() * 4
+            + self
+                .samples
+                .as_ref()
+                .map_or(0, |(a, b)| a.heap_bytes() + b.heap_bytes())
+    }
+}
+
 /// The shingle sets a document's sketch carries for the containment guard.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct GuardSets {
     /// Sorted character 5-gram hashes of the whole normalised document.
     pub whole: Vec<u64>,
@@ -350,38 +393,27 @@ mod tests {
     }
 }
 
-/// Wraps a detector to veto matches that rest only on a shared template (see module docs).
-#[derive(Debug)]
-pub struct TemplateVeto<D: Detector> {
-    inner: D,
+/// The veto's rules, without its state: which lines are counted, a document's distinct part
+/// given how many documents hold each of its lines, and whether a match stands.
+/// [`TemplateVeto`] applies them to a batch corpus; the online engine to its time window.
+#[derive(Debug, Clone)]
+pub struct VetoRules {
     fp: Fingerprinter,
-    /// `fp`'s normaliser, for the whole document: the inner detector (`auto`, `minhash`) has
-    /// just normalised it with [`Normalizer::normalize_remembered`].
     normalizer: Normalizer,
     hasher: MinHasher,
     opts: TemplateVetoOptions,
-    lines: RwLock<HashMap<u64, u32, FastBuild>>,
-    /// XXH3 of every document text counted so far: an exact copy (a re-crawl) adds nothing to
-    /// the line counts, so its own lines never become "repeated" because of its copies.
-    counted: RwLock<HashSet<u64, FastBuild>>,
-    distinct: Vec<Option<Vec<u32>>>,
-    /// Per inserted document with a distinct part: samples of its whole set and of its
-    /// distinct part's set (containment guard).
-    samples: Vec<Option<(BottomK, BottomK)>>,
-}
-
-fn line_key(line: &str, min_bytes: usize) -> Option<u64> {
-    let t = line.trim();
-    (t.len() >= min_bytes).then(|| xxh3(t.as_bytes()))
 }
 
 fn non_space_chars(s: &str) -> usize {
     s.chars().filter(|c| !c.is_whitespace()).count()
 }
 
-impl<D: Detector> TemplateVeto<D> {
-    /// Wraps `inner`; `fp` normalises the distinct parts (use the inner detector's).
-    pub fn new(inner: D, fp: Fingerprinter, opts: TemplateVetoOptions) -> Result<Self> {
+impl VetoRules {
+    /// Checks the options.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when an option is out of range (the message names it).
+    pub fn new(fp: Fingerprinter, opts: TemplateVetoOptions) -> Result<Self> {
         if opts.min_docs < 2 {
             return Err(Error::Config(format!(
                 "template min_docs = {} must be at least 2",
@@ -411,42 +443,51 @@ impl<D: Detector> TemplateVeto<D> {
             char_ngram: 3,
             ..MinHashOptions::default()
         })?;
-        Ok(TemplateVeto {
-            inner,
+        Ok(VetoRules {
             normalizer: Normalizer::new(fp.config().normalize.clone()),
             fp,
             hasher,
             opts,
-            lines: RwLock::new(HashMap::default()),
-            counted: RwLock::new(HashSet::default()),
-            distinct: Vec::new(),
-            samples: Vec::new(),
         })
     }
 
-    /// The wrapped detector.
-    pub fn inner(&self) -> &D {
-        &self.inner
+    /// The options.
+    pub fn options(&self) -> &TemplateVetoOptions {
+        &self.opts
     }
 
-    /// The distinct part's signature and, with the containment guard, the guard's sets.
-    fn distinct_signature(&self, text: &str) -> Option<(Vec<u32>, Option<GuardSets>)> {
-        let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
-        // How many documents hold each line (0 for lines too short to count).
-        let line_docs: Vec<u32> = text
-            .lines()
+    /// The key of each line of `text` (as [`str::lines`] splits it), in order; `None` for a
+    /// line too short to be counted.
+    pub fn line_keys(&self, text: &str) -> Vec<Option<u64>> {
+        text.lines()
             .map(|line| {
-                line_key(line, self.opts.min_line_bytes)
-                    .and_then(|k| counts.get(&k).copied())
-                    .unwrap_or(0)
+                let t = line.trim();
+                (t.len() >= self.opts.min_line_bytes).then(|| xxh3(t.as_bytes()))
             })
-            .collect();
+            .collect()
+    }
+
+    /// The distinct keys of `text`'s counted lines, sorted: what one document adds to the
+    /// line counts.
+    pub fn counted_lines(&self, text: &str) -> Vec<u64> {
+        let mut keys: Vec<u64> = self.line_keys(text).into_iter().flatten().collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The distinct part of `text`, when it is substantial. `line_docs[i]` is how many
+    /// documents (this one included) hold line `i` (0 for lines too short to be counted).
+    pub fn distinct_part(&self, text: &str, line_docs: &[u32]) -> Option<DistinctSketch> {
         let repeated = line_docs.iter().any(|&n| n >= self.opts.min_docs);
+        if !repeated {
+            return None;
+        }
         let template = line_docs.iter().any(|&n| n >= self.opts.template_docs);
         // The lines kept where the count is below `floor`.
         let lines_below = |floor: u32| {
             let mut out = String::new();
-            for (line, &n) in text.lines().zip(&line_docs) {
+            for (line, &n) in text.lines().zip(line_docs) {
                 if n < floor {
                     out.push_str(line);
                     out.push('\n');
@@ -454,10 +495,6 @@ impl<D: Detector> TemplateVeto<D> {
             }
             out
         };
-        drop(counts);
-        if !repeated {
-            return None;
-        }
         let kept = lines_below(self.opts.min_docs);
         // Digits are left out of the distinct part: copies that differ only in counters, dates
         // or view counts must not look distinct.
@@ -485,31 +522,80 @@ impl<D: Detector> TemplateVeto<D> {
         {
             return None;
         }
-        let sig = self.hasher.signature_normalized(&kept)?;
+        let signature = self.hasher.signature_normalized(&kept)?;
         let guard = self.opts.contained_above.map(|_| GuardSets {
             whole: shingle_set(&self.normalizer.normalize_remembered(text), GUARD_NGRAM),
             part: shingle_set(&kept, GUARD_NGRAM),
         });
-        Some((sig, guard))
+        Some(DistinctSketch { signature, guard })
     }
 
-    /// Whether a match between a document (`mine`, its sketch) and inserted document `of`
-    /// stands: the distinct parts are similar, or (the guard) either part lies inside the
-    /// other document.
-    fn stands(&self, mine: &[u32], guard: Option<&GuardSets>, of: usize) -> bool {
-        let Some(Some(theirs)) = self.distinct.get(of) else {
+    /// Whether a match of the inner detector stands, `verdict` between a document whose
+    /// distinct part is `mine` and one whose distinct part is `theirs` (`None`: it has none).
+    /// Matches the inner detector calls identical (distance 0 or similarity 1) always stand:
+    /// which lines count as repeated changes as the corpus is read, so an exact copy's
+    /// distinct part can differ from its original's.
+    pub fn stands(
+        &self,
+        verdict: &Verdict,
+        mine: Option<&DistinctSketch>,
+        theirs: Option<&DistinctPart>,
+    ) -> bool {
+        let (Some(mine), Some(theirs)) = (mine, theirs) else {
             return true;
         };
-        if jaccard_estimate(mine, theirs) >= self.opts.veto_below {
+        if verdict.distance == Some(0) || verdict.similarity == Some(1.0) {
             return true;
         }
-        let (Some(at_least), Some(g), Some(Some((their_whole, their_part)))) =
-            (self.opts.contained_above, guard, self.samples.get(of))
+        if jaccard_estimate(&mine.signature, &theirs.signature) >= self.opts.veto_below {
+            return true;
+        }
+        let (Some(at_least), Some(g), Some((their_whole, their_part))) =
+            (self.opts.contained_above, &mine.guard, &theirs.samples)
         else {
             return false;
         };
         contained_sample_in_set(their_part, &g.whole) >= at_least
             || contained_set_in_sample(&g.part, their_whole).is_some_and(|c| c >= at_least)
+    }
+}
+
+/// Wraps a detector to veto matches that rest only on a shared template (see module docs).
+#[derive(Debug)]
+pub struct TemplateVeto<D: Detector> {
+    inner: D,
+    rules: VetoRules,
+    /// Line key → how many documents read so far hold it.
+    lines: RwLock<HashMap<u64, u32, FastBuild>>,
+    /// Digests of the texts counted (a text read twice is counted once).
+    counted: RwLock<HashSet<u64, FastBuild>>,
+    /// Each inserted document's distinct part.
+    parts: Vec<Option<DistinctPart>>,
+}
+
+impl<D: Detector> TemplateVeto<D> {
+    /// Wraps `inner`; `fp` must be the fingerprinter `inner` normalises with.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when an option is out of range.
+    pub fn new(inner: D, fp: Fingerprinter, opts: TemplateVetoOptions) -> Result<Self> {
+        Ok(TemplateVeto {
+            inner,
+            rules: VetoRules::new(fp, opts)?,
+            lines: RwLock::new(HashMap::default()),
+            counted: RwLock::new(HashSet::default()),
+            parts: Vec::new(),
+        })
+    }
+
+    /// The wrapped detector.
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    /// The rules applied.
+    pub fn rules(&self) -> &VetoRules {
+        &self.rules
     }
 }
 
@@ -524,45 +610,38 @@ impl<D: Detector> Detector for TemplateVeto<D> {
         self.inner.observe_batch(texts);
         let mut counts = self.lines.write().unwrap_or_else(|e| e.into_inner());
         let mut counted = self.counted.write().unwrap_or_else(|e| e.into_inner());
-        let mut seen: HashSet<u64, FastBuild> = HashSet::default();
         for t in texts {
             if !counted.insert(xxh3(t.as_bytes())) {
                 continue;
             }
-            seen.clear();
-            for line in t.lines() {
-                if let Some(k) = line_key(line, self.opts.min_line_bytes) {
-                    if seen.insert(k) {
-                        *counts.entry(k).or_insert(0) += 1;
-                    }
-                }
+            for k in self.rules.counted_lines(t) {
+                *counts.entry(k).or_insert(0) += 1;
             }
         }
     }
 
     fn sketch(&self, text: &str) -> Result<Self::Sketch> {
         let inner = self.inner.sketch(text)?;
-        let (distinct, guard) = match self.distinct_signature(text) {
-            Some((sig, guard)) => (Some(sig), guard),
-            None => (None, None),
+        let line_docs: Vec<u32> = {
+            let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
+            self.rules
+                .line_keys(text)
+                .into_iter()
+                .map(|k| k.and_then(|k| counts.get(&k).copied()).unwrap_or(0))
+                .collect()
         };
         Ok(TemplateSketch {
             inner,
-            distinct,
-            guard,
+            distinct: self.rules.distinct_part(text, &line_docs),
         })
     }
 
     fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict> {
         let mut found = self.inner.find(&sketch.inner);
-        if let Some(mine) = &sketch.distinct {
-            // Documents the inner detector finds identical are never vetoed: which of a
-            // document's lines count as repeated changes as the corpus is read, so an exact
-            // copy's distinct part can differ from its original's.
+        if sketch.distinct.is_some() {
             found.retain(|v| {
-                v.distance == Some(0)
-                    || v.similarity == Some(1.0)
-                    || self.stands(mine, sketch.guard.as_ref(), v.of as usize)
+                let theirs = self.parts.get(v.of as usize).and_then(Option::as_ref);
+                self.rules.stands(v, sketch.distinct.as_ref(), theirs)
             });
         }
         found
@@ -570,18 +649,11 @@ impl<D: Detector> Detector for TemplateVeto<D> {
 
     fn insert(&mut self, doc: u32, sketch: Self::Sketch) {
         let i = doc as usize;
-        if self.distinct.len() <= i {
-            self.distinct.resize(i + 1, None);
-        }
-        self.distinct[i] = sketch.distinct;
-        if let Some(g) = sketch.guard {
-            if self.samples.len() <= i {
-                self.samples.resize(i + 1, None);
+        if let Some(d) = &sketch.distinct {
+            if self.parts.len() <= i {
+                self.parts.resize(i + 1, None);
             }
-            self.samples[i] = Some((
-                BottomK::new(&g.whole, GUARD_SAMPLE),
-                BottomK::new(&g.part, GUARD_SAMPLE),
-            ));
+            self.parts[i] = Some(d.kept());
         }
         self.inner.insert(doc, sketch.inner);
     }
@@ -589,20 +661,11 @@ impl<D: Detector> Detector for TemplateVeto<D> {
     fn heap_bytes(&self) -> usize {
         let lines = self.lines.read().map(|m| m.capacity() * 16).unwrap_or(0)
             + self.counted.read().map(|m| m.capacity() * 8).unwrap_or(0);
-        let sigs: usize = self
-            .distinct
+        let parts: usize = self
+            .parts
             .iter()
-            .map(|d| d.as_ref().map_or(0, |v| v.len() * 4) + 24)
-            .sum::<usize>()
-            + self
-                .samples
-                .iter()
-                .map(|s| {
-                    s.as_ref()
-                        .map_or(0, |(a, b)| a.heap_bytes() + b.heap_bytes())
-                        + 64
-                })
-                .sum::<usize>();
-        self.inner.heap_bytes() + lines + sigs
+            .map(|p| p.as_ref().map_or(0, DistinctPart::heap_bytes) + 88)
+            .sum();
+        self.inner.heap_bytes() + lines + parts
     }
 }

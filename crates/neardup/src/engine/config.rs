@@ -8,6 +8,10 @@ pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
     serde_json::json!({
         "engine": "neardup-engine/1",
         "detector": cfg.detector,
+        "template_veto": match cfg.detector {
+            super::EngineDetector::Auto(_) => cfg.template_veto.clone(),
+            super::EngineDetector::Simhash => None,
+        },
         "fingerprint": fp.descriptor(),
         "distance": cfg.distance,
         "retention_ms": cfg.retention.as_millis() as u64,

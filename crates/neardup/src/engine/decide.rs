@@ -5,13 +5,11 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::config::check_id;
 use super::state::LIVE;
 use super::{
-    lock, records, sketch, Decision, Doc, Engine, EngineError, Key, Outcome, Result, Shared,
-    SyncMode,
+    lock, records, sketch, Content, Decision, Doc, Engine, EngineError, Key, Outcome, Result,
+    Shared, SyncMode,
 };
 use crate::detect::Stage;
 
@@ -37,21 +35,13 @@ impl Engine {
     /// earlier one in the same batch) and share one group commit. One result per input, in
     /// order.
     pub fn check_and_insert_batch(&self, docs: Vec<Doc>) -> Vec<Result<Outcome>> {
-        let prepared: Vec<Result<(String, Key, Option<i64>)>> = docs
-            .into_par_iter()
-            .map(|d| {
-                check_id(&d.id)?;
-                let key = self.shared.key_of(&d.content)?;
-                Ok((d.id, key, d.timestamp_ms))
-            })
-            .collect();
         let mut ok = Vec::new();
-        let mut slots = Vec::with_capacity(prepared.len());
-        for p in prepared {
+        let mut slots = Vec::with_capacity(docs.len());
+        for p in self.prepare_batch(docs) {
             match p {
-                Ok(x) => {
+                Ok(d) => {
                     slots.push(None);
-                    ok.push(x);
+                    ok.push((d.id, d.key, d.timestamp_ms));
                 }
                 Err(e) => slots.push(Some(Err(e))),
             }
@@ -74,13 +64,34 @@ impl Engine {
     /// [`EngineError::InvalidId`], [`EngineError::Fingerprint`],
     /// [`EngineError::TextRequired`].
     pub fn prepare(&self, doc: Doc) -> Result<PreparedDoc> {
-        check_id(&doc.id)?;
-        let key = self.shared.key_of(&doc.content)?;
-        Ok(PreparedDoc {
-            id: doc.id,
-            key,
-            timestamp_ms: doc.timestamp_ms,
-        })
+        self.prepare_batch(vec![doc]).pop().expect("one result")
+    }
+
+    /// [`prepare`](Self::prepare) for a batch that will be decided together, in parallel.
+    /// Under the template veto the batch's lines are counted as `neardup dedup` counts a
+    /// batch's (see [`EngineConfig::template_veto`](super::EngineConfig::template_veto)), so
+    /// prepare a request's documents together rather than one by one. One result per input,
+    /// in order.
+    pub fn prepare_batch(&self, docs: Vec<Doc>) -> Vec<Result<PreparedDoc>> {
+        let checked: Vec<Result<()>> = docs.iter().map(|d| check_id(&d.id)).collect();
+        let contents: Vec<&Content> = docs
+            .iter()
+            .zip(&checked)
+            .filter(|(_, c)| c.is_ok())
+            .map(|(d, _)| &d.content)
+            .collect();
+        let mut keys = self.shared.keys_of(&contents).into_iter();
+        docs.into_iter()
+            .zip(checked)
+            .map(|(d, c)| {
+                c?;
+                Ok(PreparedDoc {
+                    key: keys.next().expect("one key per valid document")?,
+                    id: d.id,
+                    timestamp_ms: d.timestamp_ms,
+                })
+            })
+            .collect()
     }
 
     /// The pipelined form of [`check_and_insert_batch`](Self::check_and_insert_batch): takes

@@ -115,18 +115,31 @@ pub(super) fn expire(sh: &Shared) {
         for r in &seg.runs {
             entries.extend(r.iter());
         }
+        // Under the template veto, each position's counted lines (taken out of the counts
+        // with their document).
+        let mut lines: Vec<Vec<u64>> = Vec::new();
         if let Some(x) = &seg.sketches {
             entries.extend(x.seqs.iter().copied().zip(x.handles.iter().copied()));
+            if sh.auto.as_ref().is_some_and(|a| a.veto.is_some()) {
+                lines = (0..x.len()).map(|pos| x.lines(pos)).collect();
+            }
         }
+        let first_sketch = entries.len() - seg.sketches.as_ref().map_or(0, |x| x.len());
         drop(seg);
-        for chunk in entries.chunks(LOCK_BATCH) {
+        for (c, chunk) in entries.chunks(LOCK_BATCH).enumerate() {
             let mut inner = sh.write();
             let mut n = 0;
-            for &(fp, h) in chunk {
+            for (i, &(fp, h)) in chunk.iter().enumerate() {
                 let s = inner.slab.get(h);
                 if s.state == LIVE && s.fp == fp && s.ts.div_euclid(sh.segment_ms) == sid {
                     inner.unmap(h);
                     inner.release(h);
+                    if let Some(l) = (c * LOCK_BATCH + i)
+                        .checked_sub(first_sketch)
+                        .and_then(|pos| lines.get(pos))
+                    {
+                        inner.lines.sub(l);
+                    }
                     n += 1;
                 }
             }

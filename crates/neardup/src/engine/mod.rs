@@ -123,6 +123,7 @@ mod slab;
 mod snapshot;
 mod state;
 mod types;
+mod veto;
 
 pub use config::config_difference;
 pub use decide::{Pending, PreparedDoc};
@@ -138,7 +139,8 @@ use std::time::Instant;
 use neardup_index::Layout;
 use neardup_store::{Store, StoreOptions};
 
-use crate::policy::{AutoDetector, AutoSketch, PolicyOptions};
+use crate::policy::{AutoDetector, PolicyOptions};
+use crate::template_veto::VetoRules;
 use crate::Fingerprinter;
 use config::{check_id, config_blob};
 use maintain::{maintenance_loop, merge_runs};
@@ -162,6 +164,8 @@ struct Auto {
     sketcher: AutoDetector,
     fp: Fingerprinter,
     opts: PolicyOptions,
+    /// The template veto's rules, when it is on.
+    veto: Option<VetoRules>,
 }
 
 impl Auto {
@@ -175,7 +179,7 @@ impl Auto {
 #[derive(Debug, Clone)]
 enum Key {
     Fingerprint(u64),
-    Sketch(AutoSketch),
+    Sketch(Box<sketch::DocSketch>),
 }
 
 impl Key {
@@ -291,6 +295,12 @@ impl Engine {
                     .map_err(|e| EngineError::InvalidConfig(format!("auto detector: {e}")))?,
                 fp: fingerprinter.clone(),
                 opts: opts.clone(),
+                veto: cfg
+                    .template_veto
+                    .clone()
+                    .map(|o| VetoRules::new(fingerprinter.clone(), o))
+                    .transpose()
+                    .map_err(|e| EngineError::InvalidConfig(format!("template veto: {e}")))?,
             }),
         };
         let blob = config_blob(&fingerprinter, &cfg);
@@ -453,6 +463,7 @@ impl Engine {
                 + seg.head.heap_bytes() as u64
                 + seg.sketches.as_ref().map_or(0, |x| x.heap_bytes() as u64);
         }
+        s.index_bytes += inner.lines.heap_bytes() as u64;
         s.record_bytes = (inner.slab.heap_bytes()
             + inner.ids.heap_bytes()
             + (inner.free.capacity() + inner.parked.capacity()) * 4)

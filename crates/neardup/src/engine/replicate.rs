@@ -67,7 +67,7 @@ impl Engine {
                 }
                 Record::Sketch { ts, id, sketch: b } if self.shared.auto.is_some() => {
                     let s = sketch::decode(b).map_err(corrupt)?;
-                    inserts.push((id.to_string(), Key::Sketch(s), Some(ts)));
+                    inserts.push((id.to_string(), Key::Sketch(Box::new(s)), Some(ts)));
                 }
                 Record::Remove { id } => {
                     flush(&mut inserts)?;

@@ -6,12 +6,13 @@ use std::sync::{RwLockReadGuard, RwLockWriteGuard};
 
 use neardup_index::Layout;
 
-use super::sketch;
+use rayon::prelude::*;
+
+use super::sketch::{self, DocSketch};
 use super::slab::Slot;
 use super::state::{Horizon, Inner, LIVE};
-use super::{lock, Content, EngineError, Key, Result, Shared, SyncMode};
+use super::{lock, veto, Content, EngineError, Key, Result, Shared, SyncMode};
 use crate::detect::{compare_verdicts, Detector, Stage, Verdict};
-use crate::policy::AutoSketch;
 
 impl Shared {
     pub(super) fn now(&self) -> i64 {
@@ -132,14 +133,63 @@ impl Shared {
 
     /// What `c` is checked by under the engine's detector.
     pub(super) fn key_of(&self, c: &Content) -> Result<Key> {
-        match (&self.auto, c) {
-            (None, Content::Text(t)) => Ok(Key::Fingerprint(self.fingerprinter.simhash(t)?)),
-            (None, Content::Fingerprint(f)) => Ok(Key::Fingerprint(*f)),
-            (Some(a), Content::Text(t)) => Ok(Key::Sketch(a.sketcher.sketch(t)?)),
-            (Some(_), Content::Fingerprint(_)) => Err(EngineError::TextRequired {
-                detector: self.cfg.detector.name(),
-            }),
+        self.keys_of(&[c]).pop().expect("one key")
+    }
+
+    /// What each of a batch of contents is checked by, sketched in parallel. Under the template
+    /// veto the batch's own lines count with the stored documents' (see [`super::veto`]).
+    pub(super) fn keys_of(&self, contents: &[&Content]) -> Vec<Result<Key>> {
+        let Some(a) = &self.auto else {
+            return contents
+                .par_iter()
+                .map(|c| match c {
+                    Content::Text(t) => Ok(Key::Fingerprint(self.fingerprinter.simhash(t)?)),
+                    Content::Fingerprint(f) => Ok(Key::Fingerprint(*f)),
+                })
+                .collect();
+        };
+        let mut out: Vec<Result<Key>> = contents
+            .par_iter()
+            .map(|c| match c {
+                Content::Text(t) => Ok(Key::Sketch(Box::new(DocSketch {
+                    auto: a.sketcher.sketch(t)?,
+                    veto: None,
+                }))),
+                Content::Fingerprint(_) => Err(EngineError::TextRequired {
+                    detector: self.cfg.detector.name(),
+                }),
+            })
+            .collect();
+        let Some(rules) = &a.veto else {
+            return out;
+        };
+        // The texts that were sketched; an unsketched one (an error) counts no line.
+        let texts: Vec<(usize, &str)> = contents
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| out[*i].is_ok())
+            .filter_map(|(i, c)| match c {
+                Content::Text(t) => Some((i, t.as_str())),
+                Content::Fingerprint(_) => None,
+            })
+            .collect();
+        let only: Vec<&str> = texts.iter().map(|x| x.1).collect();
+        let sketches = veto::sketch_batch(rules, &only, |keys| {
+            let inner = self.read();
+            keys.iter()
+                .map(|ks| {
+                    ks.iter()
+                        .map(|k| k.map_or(0, |k| inner.lines.get(k)))
+                        .collect()
+                })
+                .collect()
+        });
+        for ((i, _), v) in texts.into_iter().zip(sketches) {
+            if let Ok(Key::Sketch(s)) = &mut out[i] {
+                s.veto = Some(v);
+            }
         }
+        out
     }
 
     /// Every live document the sketch is a near-duplicate of, strongest first, as (verdict with
@@ -148,7 +198,7 @@ impl Shared {
         &self,
         inner: &Inner,
         h: Horizon,
-        s: &AutoSketch,
+        s: &DocSketch,
     ) -> Vec<(Verdict, u64)> {
         let mut found = self.live_sketch_matches(inner, h, s);
         sketch::sort_strongest(&mut found);
@@ -156,19 +206,15 @@ impl Shared {
     }
 
     /// [`Shared::sketch_matches`] in no particular order.
-    fn live_sketch_matches(
-        &self,
-        inner: &Inner,
-        h: Horizon,
-        s: &AutoSketch,
-    ) -> Vec<(Verdict, u64)> {
+    fn live_sketch_matches(&self, inner: &Inner, h: Horizon, s: &DocSketch) -> Vec<(Verdict, u64)> {
+        let rules = self.auto.as_ref().and_then(|a| a.veto.as_ref());
         let mut found = Vec::new();
         for (&sid, seg) in &inner.segments {
             if self.segment_dead(sid, h) {
                 continue;
             }
             if let Some(x) = &seg.sketches {
-                x.find(s, &mut found);
+                x.find(s, rules, &mut found);
             }
         }
         found.retain(|(v, seq)| {
@@ -219,7 +265,7 @@ impl Shared {
                 seq,
                 ts,
                 id,
-                s,
+                *s,
                 blob,
                 self.segment_ms,
                 &self.head_layout,

@@ -6,14 +6,21 @@
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | keys u64×n`;
 //! `simhash` (2): `u64`;
 //! `minhash` (4): `n u16 | signature u32×n | m u16 | keys u64×m`;
-//! `shingles` (8, with minhash): `n u32 | u64×n`.
+//! `shingles` (8, with minhash): `n u32 | u64×n`;
+//! `lines` (32, under the template veto): `n u32 | u64×n` — the keys of the document's counted
+//! lines, sorted;
+//! `distinct` (64, under the template veto): `n u16 | signature u32×n | guard u8`, then with
+//! `guard` 1 the samples of the whole document and of the distinct part, each
+//! `complete u8 | n u16 | u64×n`.
 //! The detector configuration that produced the sketch is recorded in the data directory, so a
 //! sketch is only ever read by an engine with the same configuration.
 
+use crate::detect::containment::BottomK;
 use crate::detect::{compare_verdicts, Detector, Verdict};
 use crate::minhash::MinHashSketch;
 use crate::policy::{AutoDetector, AutoSketch};
 use crate::shorttext::ShortSketch;
+use crate::template_veto::{DistinctPart, DistinctSketch, VetoRules};
 
 const VERSION: u8 = 1;
 const SHORT: u8 = 1;
@@ -23,14 +30,41 @@ const SHINGLES: u8 = 8;
 /// In memory only: the MinHash part is left out (the segment's detector holds the signature and
 /// gives it back for snapshots); never written to disk, refused by [`decode`].
 const STRIPPED: u8 = 16;
+const LINES: u8 = 32;
+const DISTINCT: u8 = 64;
+/// In memory only: the distinct part is left out (the segment's index holds it), as
+/// [`STRIPPED`].
+const HELD: u8 = 128;
 
-/// Appends the encoding of `s` to `out`.
-pub(super) fn encode(s: &AutoSketch, out: &mut Vec<u8>) {
-    encode_with(s, out, false)
+/// A document's sketch in the engine: the `auto` detector's, and under the template veto the
+/// veto's.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct DocSketch {
+    pub(super) auto: AutoSketch,
+    pub(super) veto: Option<VetoSketch>,
 }
 
-/// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]).
-fn encode_with(s: &AutoSketch, out: &mut Vec<u8>, strip: bool) {
+/// What the template veto knows of a document.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) struct VetoSketch {
+    /// The keys of its counted lines, sorted and distinct (what it adds to the line counts).
+    pub(super) lines: Vec<u64>,
+    /// Its distinct part with the full guard sets: only for a document being checked, never
+    /// encoded.
+    pub(super) distinct: Option<DistinctSketch>,
+    /// What the index keeps of its distinct part.
+    pub(super) part: Option<DistinctPart>,
+}
+
+/// Appends the encoding of `s` to `out`.
+pub(super) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
+    encode_with(s, out, false, false)
+}
+
+/// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
+/// when `hold` (see [`HELD`]).
+fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool) {
+    let s = &d.auto;
     out.push(VERSION);
     out.extend_from_slice(&s.exact.to_le_bytes());
     out.extend_from_slice(&(s.chars.min(u32::MAX as usize) as u32).to_le_bytes());
@@ -45,6 +79,12 @@ fn encode_with(s: &AutoSketch, out: &mut Vec<u8>, strip: bool) {
         flags |= if strip { STRIPPED } else { MINHASH };
         if m.shingles.is_some() {
             flags |= SHINGLES;
+        }
+    }
+    if let Some(v) = &d.veto {
+        flags |= LINES;
+        if v.part.is_some() {
+            flags |= if hold { HELD } else { DISTINCT };
         }
     }
     out.push(flags);
@@ -68,6 +108,25 @@ fn encode_with(s: &AutoSketch, out: &mut Vec<u8>, strip: bool) {
             out.extend_from_slice(&(set.len() as u32).to_le_bytes());
             for v in set {
                 out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    if let Some(v) = &d.veto {
+        out.extend_from_slice(&(v.lines.len() as u32).to_le_bytes());
+        for k in &v.lines {
+            out.extend_from_slice(&k.to_le_bytes());
+        }
+        if let Some(p) = v.part.as_ref().filter(|_| !hold) {
+            out.extend_from_slice(&(p.signature.len() as u16).to_le_bytes());
+            for x in &p.signature {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            out.push(u8::from(p.samples.is_some()));
+            if let Some((whole, part)) = &p.samples {
+                for b in [whole, part] {
+                    out.push(u8::from(b.complete));
+                    keys(out, &b.hashes);
+                }
             }
         }
     }
@@ -122,15 +181,15 @@ impl<'a> Reader<'a> {
 }
 
 /// Decodes a sketch written by [`encode`]; `Err` says what is wrong.
-pub(super) fn decode(b: &[u8]) -> Result<AutoSketch, String> {
-    if b.get(21).is_some_and(|f| f & STRIPPED != 0) {
-        return Err("a sketch without its MinHash part is not a stored form".into());
+pub(super) fn decode(b: &[u8]) -> Result<DocSketch, String> {
+    if b.get(21).is_some_and(|f| f & (STRIPPED | HELD) != 0) {
+        return Err("a sketch without its MinHash or distinct part is not a stored form".into());
     }
     decode_any(b)
 }
 
-/// [`decode`], also of a stripped encoding (its `minhash` is then `None`).
-fn decode_any(b: &[u8]) -> Result<AutoSketch, String> {
+/// [`decode`], also of an encoding with parts left out (they are then `None`).
+fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
     if v != VERSION {
@@ -141,8 +200,16 @@ fn decode_any(b: &[u8]) -> Result<AutoSketch, String> {
     let exact = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
     let chars = r.u32()? as usize;
     let flags = r.u8()?;
-    if flags & !(SHORT | SIMHASH | MINHASH | SHINGLES | STRIPPED) != 0 {
-        return Err(format!("unknown sketch flags {flags:#04x}"));
+    // Every bit has a meaning; a part is either present or left out, never both.
+    for (both, what) in [(MINHASH | STRIPPED, "MinHash"), (DISTINCT | HELD, "distinct")] {
+        if flags & both == both {
+            return Err(format!(
+                "sketch flags {flags:#04x}: the {what} part both present and left out"
+            ));
+        }
+    }
+    if flags & SHINGLES != 0 && flags & (MINHASH | STRIPPED) == 0 {
+        return Err(format!("sketch flags {flags:#04x}: shingles without MinHash"));
     }
     let short = if flags & SHORT != 0 {
         let chars = r.u32()?;
@@ -183,15 +250,52 @@ fn decode_any(b: &[u8]) -> Result<AutoSketch, String> {
     } else {
         None
     };
+    let veto = if flags & LINES != 0 {
+        let n = r.u32()? as usize;
+        let lines = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+        let part = if flags & DISTINCT != 0 {
+            let n = r.u16()? as usize;
+            let signature = (0..n).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
+            let samples = match r.u8()? {
+                0 => None,
+                1 => {
+                    let mut sample = || -> Result<BottomK, String> {
+                        let complete = r.u8()? != 0;
+                        Ok(BottomK {
+                            complete,
+                            hashes: r.keys()?,
+                        })
+                    };
+                    Some((sample()?, sample()?))
+                }
+                g => return Err(format!("distinct part: guard flag {g}")),
+            };
+            Some(DistinctPart { signature, samples })
+        } else {
+            None
+        };
+        Some(VetoSketch {
+            lines,
+            distinct: None,
+            part,
+        })
+    } else if flags & (DISTINCT | HELD) != 0 {
+        return Err("a distinct part without its lines".into());
+    } else {
+        None
+    };
     if r.at != b.len() {
         return Err(format!("{} bytes after the sketch", b.len() - r.at));
     }
-    Ok(AutoSketch {
-        exact,
-        chars,
-        short,
-        simhash,
-        minhash,
+    Ok(DocSketch {
+        auto: AutoSketch {
+            exact,
+            chars,
+            short,
+            simhash,
+            minhash,
+        },
+        veto,
     })
 }
 
@@ -201,6 +305,8 @@ fn decode_any(b: &[u8]) -> Result<AutoSketch, String> {
 /// sketches for snapshots.
 pub(super) struct SketchIndex {
     det: AutoDetector,
+    /// Each position's distinct part under the template veto (empty without it).
+    parts: Vec<Option<Box<DistinctPart>>>,
     pub(super) handles: Vec<u32>,
     pub(super) seqs: Vec<u64>,
     blobs: Vec<u8>,
@@ -211,6 +317,7 @@ impl SketchIndex {
     pub(super) fn new(det: AutoDetector) -> SketchIndex {
         SketchIndex {
             det,
+            parts: Vec::new(),
             handles: Vec::new(),
             seqs: Vec::new(),
             blobs: Vec::new(),
@@ -223,43 +330,94 @@ impl SketchIndex {
     }
 
     /// Adds a document. Its encoded sketch is kept for snapshots — without the MinHash
-    /// signature and band keys when the detector keeps the signature (it gives them back).
-    pub(super) fn insert(&mut self, handle: u32, seq: u64, sketch: AutoSketch, blob: &[u8]) {
+    /// signature and band keys when the detector keeps the signature (it gives them back), and
+    /// without the distinct part (the index holds it).
+    pub(super) fn insert(&mut self, handle: u32, seq: u64, mut sketch: DocSketch, blob: &[u8]) {
         let pos = self.handles.len() as u32;
         let strip = sketch
+            .auto
             .minhash
             .as_ref()
             .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
-        if strip {
-            encode_with(&sketch, &mut self.blobs, true);
+        let hold = sketch.veto.as_ref().is_some_and(|v| v.part.is_some());
+        if strip || hold {
+            encode_with(&sketch, &mut self.blobs, strip, hold);
         } else {
             self.blobs.extend_from_slice(blob);
         }
-        self.det.insert(pos, sketch);
+        if let Some(v) = sketch.veto.as_mut() {
+            self.parts.resize(pos as usize, None);
+            self.parts.push(v.part.take().map(Box::new));
+        }
+        self.det.insert(pos, sketch.auto);
         self.handles.push(handle);
         self.seqs.push(seq);
         self.ends.push(self.blobs.len() as u64);
     }
 
+    fn raw(&self, pos: usize) -> &[u8] {
+        let start = if pos == 0 { 0 } else { self.ends[pos - 1] } as usize;
+        &self.blobs[start..self.ends[pos] as usize]
+    }
+
     /// The encoded sketch at `pos`, as [`encode`] wrote it.
     pub(super) fn blob(&self, pos: usize) -> std::borrow::Cow<'_, [u8]> {
-        let start = if pos == 0 { 0 } else { self.ends[pos - 1] } as usize;
-        let b = &self.blobs[start..self.ends[pos] as usize];
-        if b.get(21).is_none_or(|f| f & STRIPPED == 0) {
+        let b = self.raw(pos);
+        if b.get(21).is_none_or(|f| f & (STRIPPED | HELD) == 0) {
             return std::borrow::Cow::Borrowed(b);
         }
         let mut s = decode_any(b).expect("a sketch this index encoded");
-        s.minhash = self.det.minhash_sketch_of(pos as u32);
+        if b[21] & STRIPPED != 0 {
+            s.auto.minhash = self.det.minhash_sketch_of(pos as u32);
+        }
+        if let Some(v) = s.veto.as_mut() {
+            v.part = self.part(pos).cloned();
+        }
         let mut full = Vec::with_capacity(b.len() + 600);
         encode(&s, &mut full);
         std::borrow::Cow::Owned(full)
     }
 
+    /// The distinct part of the document at `pos` (under the template veto, when it has one).
+    fn part(&self, pos: usize) -> Option<&DistinctPart> {
+        self.parts.get(pos).and_then(|p| p.as_deref())
+    }
+
+    /// The counted lines of the document at `pos` (empty without the template veto).
+    pub(super) fn lines(&self, pos: usize) -> Vec<u64> {
+        decode_any(self.raw(pos))
+            .expect("a sketch this index encoded")
+            .veto
+            .map(|v| v.lines)
+            .unwrap_or_default()
+    }
+
+    /// The position of the document with arrival sequence `seq`.
+    pub(super) fn position(&self, seq: u64) -> Option<usize> {
+        // Sequences grow with positions (documents are inserted in log order).
+        self.seqs
+            .binary_search(&seq)
+            .ok()
+            .or_else(|| self.seqs.iter().position(|&s| s == seq))
+    }
+
     /// Every indexed document the sketch is a near-duplicate of, as `(verdict with `of` = its
     /// handle, its sequence)`; the caller checks that the handle still holds that sequence.
-    pub(super) fn find(&self, s: &AutoSketch, out: &mut Vec<(Verdict, u64)>) {
-        for v in self.det.find(s) {
+    /// Under the template veto (`rules`), matches it vetoes are left out.
+    pub(super) fn find(
+        &self,
+        s: &DocSketch,
+        rules: Option<&VetoRules>,
+        out: &mut Vec<(Verdict, u64)>,
+    ) {
+        let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
+        for v in self.det.find(&s.auto) {
             let pos = v.of as usize;
+            if let (Some(r), Some(_)) = (rules, mine) {
+                if !r.stands(&v, mine, self.part(pos)) {
+                    continue;
+                }
+            }
             out.push((
                 Verdict {
                     of: self.handles[pos],
@@ -272,6 +430,13 @@ impl SketchIndex {
 
     pub(super) fn heap_bytes(&self) -> usize {
         self.det.heap_bytes()
+            + self.parts.capacity() * 8
+            + self
+                .parts
+                .iter()
+                .flatten()
+                .map(|p| p.heap_bytes() + std::mem::size_of::<DistinctPart>())
+                .sum::<usize>()
             + self.handles.capacity() * 4
             + self.seqs.capacity() * 8
             + self.blobs.capacity()
@@ -291,16 +456,57 @@ mod tests {
     use crate::policy::PolicyOptions;
     use crate::{FingerprintConfig, Fingerprinter};
 
+    fn texts() -> Vec<String> {
+        vec![
+            "今天天气真好，我们去公园散步吧".to_string(),
+            "the quick brown fox jumps over the lazy dog ".repeat(20),
+            "长文本的例子，".repeat(40),
+        ]
+    }
+
+    /// Sketches of `texts()`, each without and with the veto's parts (lines only; lines and a
+    /// distinct part with and without guard samples).
+    fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
+        let set: Vec<u64> = (0..300u64).map(|i| i * 7919).collect();
+        let mut out = Vec::new();
+        for t in texts() {
+            let auto = det.sketch(&t).unwrap();
+            out.push(DocSketch {
+                auto: auto.clone(),
+                veto: None,
+            });
+            out.push(DocSketch {
+                auto: auto.clone(),
+                veto: Some(VetoSketch {
+                    lines: vec![3, 5, 8],
+                    ..VetoSketch::default()
+                }),
+            });
+            for samples in [
+                None,
+                Some((BottomK::new(&set, 256), BottomK::new(&set[..20], 256))),
+            ] {
+                out.push(DocSketch {
+                    auto: auto.clone(),
+                    veto: Some(VetoSketch {
+                        lines: vec![1, 2],
+                        distinct: None,
+                        part: Some(DistinctPart {
+                            signature: (0..128).collect(),
+                            samples,
+                        }),
+                    }),
+                });
+            }
+        }
+        out
+    }
+
     #[test]
     fn sketches_round_trip_and_damage_is_refused() {
         let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
         let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
-        for text in [
-            "今天天气真好，我们去公园散步吧",
-            &"the quick brown fox jumps over the lazy dog ".repeat(20),
-            &"长文本的例子，".repeat(40),
-        ] {
-            let s = det.sketch(text).unwrap();
+        for s in sketches(&det) {
             let mut b = Vec::new();
             encode(&s, &mut b);
             assert_eq!(decode(&b).unwrap(), s);
@@ -317,24 +523,21 @@ mod tests {
     }
 
     /// The index keeps long documents' sketches without their signature (the detector holds
-    /// it) and gives back exactly what `encode` wrote; a stripped encoding is never read back
-    /// as a stored one.
+    /// it) and without their distinct part (the index holds it), and gives back exactly what
+    /// `encode` wrote; a stripped encoding is never read back as a stored one.
     #[test]
     fn index_gives_back_the_full_encoding() {
         let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
         let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
         let mut idx = SketchIndex::new(AutoDetector::new(fp, PolicyOptions::default()).unwrap());
-        let texts = [
-            "今天天气真好，我们去公园散步吧".to_string(),
-            "the quick brown fox jumps over the lazy dog ".repeat(20),
-            "长文本的例子，".repeat(40),
-        ];
         let mut blobs = Vec::new();
-        for (i, t) in texts.iter().enumerate() {
-            let s = det.sketch(t).unwrap();
+        for (i, s) in sketches(&det).into_iter().enumerate() {
             let mut b = Vec::new();
             encode(&s, &mut b);
+            let lines = s.veto.as_ref().map(|v| v.lines.clone()).unwrap_or_default();
             idx.insert(i as u32, i as u64, s, &b);
+            assert_eq!(idx.lines(i), lines);
+            assert_eq!(idx.position(i as u64), Some(i));
             blobs.push(b);
         }
         for (i, b) in blobs.iter().enumerate() {
@@ -346,8 +549,10 @@ mod tests {
             kept < blobs.iter().map(Vec::len).sum::<usize>() / 2,
             "{kept} bytes kept"
         );
-        let mut stripped = Vec::new();
-        encode_with(&det.sketch(&texts[1]).unwrap(), &mut stripped, true);
-        assert!(decode(&stripped).is_err());
+        for (strip, hold) in [(true, false), (false, true)] {
+            let mut stripped = Vec::new();
+            encode_with(&sketches(&det)[7], &mut stripped, strip, hold);
+            assert!(decode(&stripped).is_err());
+        }
     }
 }

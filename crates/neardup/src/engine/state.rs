@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use neardup_index::{HammingIndex, Layout};
 
-use super::sketch::SketchIndex;
+use super::sketch::{DocSketch, SketchIndex};
 use super::slab::{id_key, IdMap, Slab};
+use super::veto::LineCounts;
 use super::{Result, HEAD_MAX};
 use crate::hash::xxh3;
-use crate::policy::{AutoDetector, AutoSketch};
+use crate::policy::AutoDetector;
 
 pub(super) const FREE: u8 = 0;
 pub(super) const LIVE: u8 = 1;
@@ -49,6 +50,8 @@ pub(super) struct Inner {
     pub(super) parked: Vec<u32>,
     pub(super) snapshotting: bool,
     pub(super) floor: i64,
+    /// Under the template veto: how many stored documents hold each line.
+    pub(super) lines: LineCounts,
 }
 
 impl Inner {
@@ -61,6 +64,7 @@ impl Inner {
             parked: Vec::new(),
             snapshotting: false,
             floor: i64::MIN,
+            lines: LineCounts::default(),
         }
     }
 
@@ -133,7 +137,7 @@ impl Inner {
         seq: u64,
         ts: i64,
         id: &str,
-        sketch: AutoSketch,
+        sketch: DocSketch,
         blob: &[u8],
         segment_ms: i64,
         head_layout: &Layout,
@@ -141,6 +145,9 @@ impl Inner {
     ) {
         let handle = self.alloc(seq, ts, id);
         self.map_insert(id, handle);
+        if let Some(v) = &sketch.veto {
+            self.lines.add(&v.lines);
+        }
         let seg = self
             .segments
             .entry(ts.div_euclid(segment_ms))
@@ -162,6 +169,12 @@ impl Inner {
         if let Some(seg) = self.segments.get_mut(&ts.div_euclid(segment_ms)) {
             seg.live = seg.live.saturating_sub(1);
             seg.head.remove(fp, handle);
+            // Under the `auto` detector `fp` is the arrival sequence.
+            if let Some(x) = &seg.sketches {
+                if let Some(pos) = x.position(fp) {
+                    self.lines.sub(&x.lines(pos));
+                }
+            }
         }
         self.release(handle);
     }

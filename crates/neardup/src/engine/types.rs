@@ -96,12 +96,26 @@ pub enum EngineDetector {
 }
 
 impl Default for EngineDetector {
+    /// The `auto` detector with `neardup dedup`'s defaults under the template veto (which
+    /// [`EngineConfig::default`] turns on).
     fn default() -> Self {
-        EngineDetector::Auto(PolicyOptions::default())
+        EngineDetector::auto(true)
     }
 }
 
 impl EngineDetector {
+    /// The `auto` detector with `neardup dedup`'s defaults, with or without the template veto
+    /// (the default MinHash threshold depends on it:
+    /// [`DetectorSpec::default_threshold`](crate::detect::spec::DetectorSpec::default_threshold)).
+    pub fn auto(template_veto: bool) -> EngineDetector {
+        let mut p = PolicyOptions::default();
+        p.minhash.lsh.threshold = crate::detect::spec::DetectorSpec::default_threshold(
+            crate::detect::spec::Method::Auto,
+            template_veto,
+        );
+        EngineDetector::Auto(p)
+    }
+
     /// The method's name (`auto`, `simhash`).
     pub fn name(&self) -> &'static str {
         match self {
@@ -141,6 +155,10 @@ pub struct EngineConfig {
     pub maintenance_interval: Option<Duration>,
     /// Log segment size in bytes (default 64 MiB).
     pub log_segment_bytes: u64,
+    /// The template veto of `neardup dedup` over the `auto` detector (default on, with its
+    /// defaults; `None`: off — then use [`EngineDetector::auto`]`(false)` for dedup's threshold
+    /// without the veto). Ignored by the simhash detector.
+    pub template_veto: Option<crate::template_veto::TemplateVetoOptions>,
 }
 
 impl Default for EngineConfig {
@@ -157,6 +175,7 @@ impl Default for EngineConfig {
             snapshot_records: 4_000_000,
             maintenance_interval: Some(Duration::from_secs(1)),
             log_segment_bytes: 64 << 20,
+            template_veto: Some(crate::template_veto::TemplateVetoOptions::default()),
         }
     }
 }

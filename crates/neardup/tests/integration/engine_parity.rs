@@ -10,9 +10,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use neardup::dedup::{dedup, Keep};
-use neardup::engine::{Decision, Doc, Engine, EngineConfig, EngineError, ManualClock, SyncMode};
+use neardup::detect::{Detector, Verdict};
+use neardup::engine::{
+    Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
+};
 use neardup::eval::{jsonl_sources, make_set, paragraph_sources, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
+use neardup::template_veto::{DistinctPart, DistinctSketch, TemplateVetoOptions, VetoRules};
 use neardup::{FingerprintConfig, Fingerprinter};
 
 fn corpora() -> Option<PathBuf> {
@@ -69,30 +73,38 @@ fn texts() -> Vec<String> {
 /// document it duplicates (None: kept), the stage and the similarity.
 type Decided = Option<(usize, String, Option<u32>, Option<u64>)>;
 
-fn engine_cfg() -> EngineConfig {
+/// The engine's configuration, with or without the template veto.
+fn engine_cfg(veto: bool) -> EngineConfig {
+    let d = EngineConfig::default();
     EngineConfig {
         sync: SyncMode::None,
         maintenance_interval: None,
-        ..EngineConfig::default()
+        detector: EngineDetector::auto(veto),
+        template_veto: d.template_veto.clone().filter(|_| veto),
+        ..d
     }
 }
+
+/// Documents per request in [`stream`].
+const REQUEST: usize = 37;
 
 fn stream(
     dir: &std::path::Path,
     texts: &[String],
     restart_at: &[usize],
     shutdown: bool,
+    cfg: &EngineConfig,
 ) -> Vec<Decided> {
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
-    let mut e = Some(Engine::open(dir, fp.clone(), engine_cfg(), clock.clone()).unwrap());
+    let mut e = Some(Engine::open(dir, fp.clone(), cfg.clone(), clock.clone()).unwrap());
     let mut out = Vec::new();
     let mut start = 0;
     let mut cuts: Vec<usize> = restart_at.to_vec();
     cuts.push(texts.len());
     for end in cuts {
-        for chunk_start in (start..end).step_by(37) {
-            let chunk_end = (chunk_start + 37).min(end);
+        for chunk_start in (start..end).step_by(REQUEST) {
+            let chunk_end = (chunk_start + REQUEST).min(end);
             let docs = (chunk_start..chunk_end)
                 .map(|i| Doc::text(format!("d{i}"), texts[i].clone()))
                 .collect();
@@ -123,9 +135,47 @@ fn stream(
             engine.shutdown().unwrap();
         }
         drop(engine);
-        e = Some(Engine::open(dir, fp.clone(), engine_cfg(), clock.clone()).unwrap());
+        e = Some(Engine::open(dir, fp.clone(), cfg.clone(), clock.clone()).unwrap());
     }
     out
+}
+
+/// The decisions of a batch run, comparable with [`stream`]'s.
+fn decided(c: &neardup::dedup::Clustering) -> Vec<Decided> {
+    c.outcomes
+        .iter()
+        .map(|o| {
+            o.duplicate_of.map(|d| {
+                (
+                    d as usize,
+                    o.stage.unwrap().to_string(),
+                    o.distance,
+                    o.similarity.map(f64::to_bits),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Streams `texts` straight through, with restarts from snapshot + log, and with a restart
+/// from the log alone, and asserts every run decides as `want`.
+fn assert_streams_decide(texts: &[String], want: &[Decided], cfg: &EngineConfig) {
+    let n = texts.len();
+    for (restarts, shutdown) in [
+        (vec![], true),
+        (vec![n / 3, 2 * n / 3], true),
+        (vec![n / 2], false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let got = stream(dir.path(), texts, &restarts, shutdown, cfg);
+        assert_eq!(got.len(), want.len());
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert_eq!(
+                g, w,
+                "document {i} (restarts at {restarts:?}, shutdown {shutdown}): engine {g:?}, batch {w:?}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -138,20 +188,7 @@ fn streaming_through_the_engine_gives_dedups_decisions() {
         Keep::First,
     )
     .unwrap();
-    let want: Vec<Decided> = batch
-        .outcomes
-        .iter()
-        .map(|o| {
-            o.duplicate_of.map(|d| {
-                (
-                    d as usize,
-                    o.stage.unwrap().to_string(),
-                    o.distance,
-                    o.similarity.map(f64::to_bits),
-                )
-            })
-        })
-        .collect();
+    let want = decided(&batch);
     let dups = want.iter().filter(|w| w.is_some()).count();
     assert!(
         dups * 10 > texts.len(),
@@ -166,21 +203,154 @@ fn streaming_through_the_engine_gives_dedups_decisions() {
         texts.len(),
         corpora().is_some()
     );
+    assert_streams_decide(&texts, &want, &engine_cfg(false));
+}
 
-    // Straight through; restarts from snapshot + log; restarts from the log alone.
+/// The online template veto as a batch detector, written from its definition: a line's count
+/// is the number of *stored* documents that hold it plus the documents of the current batch
+/// (each distinct text once). Decided by `Deduper` one request at a time, it is what the
+/// engine must answer.
+struct OnlineVeto {
+    inner: AutoDetector,
+    rules: VetoRules,
+    stored: std::collections::HashMap<u64, u32>,
+    batch: std::sync::RwLock<std::collections::HashMap<u64, u32>>,
+    parts: std::collections::HashMap<u32, DistinctPart>,
+}
+
+struct OnlineSketch {
+    inner: neardup::policy::AutoSketch,
+    lines: Vec<u64>,
+    distinct: Option<DistinctSketch>,
+}
+
+impl Detector for OnlineVeto {
+    type Sketch = OnlineSketch;
+    fn name(&self) -> String {
+        "online veto".into()
+    }
+    fn observe_batch(&self, texts: &[&str]) {
+        let mut batch = self.batch.write().unwrap();
+        batch.clear();
+        let mut seen = std::collections::HashSet::new();
+        for t in texts {
+            if seen.insert(*t) {
+                for k in self.rules.counted_lines(t) {
+                    *batch.entry(k).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    fn sketch(&self, text: &str) -> neardup::Result<OnlineSketch> {
+        let inner = self.inner.sketch(text)?;
+        let batch = self.batch.read().unwrap();
+        let line_docs: Vec<u32> = self
+            .rules
+            .line_keys(text)
+            .into_iter()
+            .map(|k| {
+                k.map_or(0, |k| {
+                    self.stored.get(&k).copied().unwrap_or(0) + batch.get(&k).copied().unwrap_or(0)
+                })
+            })
+            .collect();
+        Ok(OnlineSketch {
+            inner,
+            lines: self.rules.counted_lines(text),
+            distinct: self.rules.distinct_part(text, &line_docs),
+        })
+    }
+    fn find(&self, s: &OnlineSketch) -> Vec<Verdict> {
+        let mut found = self.inner.find(&s.inner);
+        found.retain(|v| {
+            self.rules
+                .stands(v, s.distinct.as_ref(), self.parts.get(&v.of))
+        });
+        found
+    }
+    fn insert(&mut self, doc: u32, s: OnlineSketch) {
+        for k in &s.lines {
+            *self.stored.entry(*k).or_insert(0) += 1;
+        }
+        if let Some(d) = &s.distinct {
+            self.parts.insert(doc, d.kept());
+        }
+        self.inner.insert(doc, s.inner);
+    }
+}
+
+/// A set whose negatives share long page templates, so that the veto decides.
+fn templated_texts() -> Vec<String> {
+    let templates = [
+        "编者按：本文由本站特约作者投稿，观点仅代表作者本人，不代表本站立场。\n\
+         版权声明：本文版权归原作者所有，未经授权，任何单位和个人不得转载、摘编或以其他方式使用。\n\
+         读者交流群已开放，扫描页面底部二维码即可加入，与数万名读者一起讨论、分享与成长。\n",
+        "Editor's note: the views expressed in this article are the author's own.\n\
+         Copyright: no part of this article may be reproduced without written permission.\n\
+         Follow us to receive a daily selection of articles and exclusive material.\n",
+    ];
+    let mut out = Vec::new();
+    for (i, t) in texts().into_iter().enumerate() {
+        out.push(match i % 3 {
+            0 => t,
+            k => format!("{t}\n{}", templates[k - 1]),
+        });
+    }
+    out
+}
+
+#[test]
+fn streaming_through_the_engine_under_the_template_veto_gives_the_online_rules_decisions() {
+    let texts = templated_texts();
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let EngineDetector::Auto(policy) = EngineDetector::auto(true) else {
+        unreachable!()
+    };
+    let mut dd = neardup::dedup::Deduper::new(OnlineVeto {
+        inner: AutoDetector::new(fp.clone(), policy.clone()).unwrap(),
+        rules: VetoRules::new(fp.clone(), TemplateVetoOptions::default()).unwrap(),
+        stored: Default::default(),
+        batch: Default::default(),
+        parts: Default::default(),
+    });
+    // The engine's requests: cut at the restarts too (a request never spans one).
+    let n = texts.len();
+    let mut bounds: Vec<usize> = Vec::new();
+    for (start, end) in [
+        (0, n / 3),
+        (n / 3, n / 2),
+        (n / 2, 2 * n / 3),
+        (2 * n / 3, n),
+    ] {
+        bounds.extend((start..end).step_by(REQUEST));
+    }
+    bounds.push(n);
+    for w in bounds.windows(2) {
+        dd.push_batch(&texts[w[0]..w[1]]).unwrap();
+    }
+    let want = decided(&dd.finish(Keep::First));
+    // The veto decides on this set: without it there are more duplicates.
+    let plain =
+        decided(&dedup(AutoDetector::new(fp, policy).unwrap(), &texts, Keep::First).unwrap());
+    let count = |d: &[Decided]| d.iter().filter(|x| x.is_some()).count();
+    assert!(
+        count(&plain) > count(&want),
+        "the veto refuses template-only matches: {} without it, {} with it",
+        count(&plain),
+        count(&want)
+    );
+    // Every run is cut at n/3, n/2 and 2n/3 (restarts, or requests cut there).
     let n = texts.len();
     for (restarts, shutdown) in [
-        (vec![], true),
-        (vec![n / 3, 2 * n / 3], true),
-        (vec![n / 2], false),
+        (vec![n / 3, n / 2, 2 * n / 3], true),
+        (vec![n / 3, n / 2, 2 * n / 3], false),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let got = stream(dir.path(), &texts, &restarts, shutdown);
-        assert_eq!(got.len(), want.len());
+        let got = stream(dir.path(), &texts, &restarts, shutdown, &engine_cfg(true));
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(
                 g, w,
-                "document {i} (restarts at {restarts:?}, shutdown {shutdown}): engine {g:?}, dedup {w:?}"
+                "document {i} (restarts at {restarts:?}, shutdown {shutdown}): engine {g:?}, online rule {w:?}"
             );
         }
     }
