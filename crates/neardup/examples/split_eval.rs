@@ -68,6 +68,48 @@ struct Variant {
     name: String,
     veto: Option<TemplateVetoOptions>,
     policy: PolicyOptions,
+    /// Streamed through the online engine in requests of this many documents (`None`: batch
+    /// dedup).
+    engine: Option<usize>,
+}
+
+/// The clusters of the online engine (the online rule: a duplicate joins its match's
+/// cluster) over `texts` sent in requests of `request` documents.
+fn engine_clusters(v: &Variant, texts: &[String], request: usize) -> Vec<u64> {
+    use neardup::engine::{
+        Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = EngineConfig {
+        detector: EngineDetector::Auto(v.policy.clone()),
+        template_veto: v.veto.clone(),
+        sync: SyncMode::None,
+        maintenance_interval: None,
+        ..EngineConfig::default()
+    };
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let clock = std::sync::Arc::new(ManualClock::new(1_700_000_000_000));
+    let e = Engine::open(dir.path(), fp, cfg, clock).unwrap();
+    let mut out: Vec<u64> = Vec::with_capacity(texts.len());
+    for (k, chunk) in texts.chunks(request).enumerate() {
+        let docs = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Doc::text(format!("{}", k * request + i), t.clone()))
+            .collect();
+        for r in e.check_and_insert_batch(docs) {
+            let me = out.len() as u64;
+            out.push(match r {
+                Ok(o) => match o.decision {
+                    Decision::Unique => me,
+                    Decision::Duplicate { of, .. } => out[of.parse::<usize>().unwrap()],
+                },
+                Err(EngineError::Fingerprint(neardup::Error::EmptyDocument { .. })) => me,
+                Err(e) => panic!("{e}"),
+            });
+        }
+    }
+    out
 }
 
 fn run<D: Detector>(det: D, texts: &[String]) -> Vec<u64> {
@@ -83,6 +125,9 @@ fn run<D: Detector>(det: D, texts: &[String]) -> Vec<u64> {
 }
 
 fn clusters(v: &Variant, texts: &[String]) -> Vec<u64> {
+    if let Some(r) = v.engine {
+        return engine_clusters(v, texts, r);
+    }
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     let auto = AutoDetector::new(fp.clone(), v.policy.clone()).unwrap();
     match &v.veto {
@@ -112,11 +157,13 @@ fn variants() -> Vec<Variant> {
             name: "previous default: unguarded veto, t=0.6, no containment".into(),
             veto: Some(TemplateVetoOptions::unguarded()),
             policy: with(&|p| p.short.containment = None),
+            engine: None,
         },
         Variant {
             name: "no veto, t=0.6, no containment".into(),
             veto: None,
             policy: with(&|p| p.short.containment = None),
+            engine: None,
         },
     ];
     let guards: Vec<f64> = std::env::var("SPLIT_EVAL_GUARDS")
@@ -129,6 +176,7 @@ fn variants() -> Vec<Variant> {
             name: format!("guarded veto ({c}), t=0.6, no containment"),
             veto: Some(guard(c)),
             policy: with(&|p| p.short.containment = None),
+            engine: None,
         });
     }
     // `SPLIT_EVAL_THRESHOLDS=0.4,0.45,0.55`: the default with other MinHash thresholds.
@@ -139,6 +187,7 @@ fn variants() -> Vec<Variant> {
                 name: format!("guarded veto, t={t}, containment"),
                 veto: Some(TemplateVetoOptions::default()),
                 policy: with(&|p| p.minhash.lsh.threshold = t),
+                engine: None,
             });
         }
         return v;
@@ -147,16 +196,21 @@ fn variants() -> Vec<Variant> {
         name: "guarded veto, t=0.6, containment".into(),
         veto: Some(TemplateVetoOptions::default()),
         policy: base.clone(),
+        engine: None,
     });
-    v.push(Variant {
-        name: "online engine (`serve`): no veto, t=0.6, containment".into(),
-        veto: None,
-        policy: base.clone(),
-    });
+    for request in [1, 100] {
+        v.push(Variant {
+            name: format!("online engine (`serve`), requests of {request}"),
+            veto: Some(TemplateVetoOptions::default()),
+            policy: with(&|p| p.minhash.lsh.threshold = 0.5),
+            engine: Some(request),
+        });
+    }
     v.push(Variant {
         name: "default: guarded veto, t=0.5, containment".into(),
         veto: Some(TemplateVetoOptions::default()),
         policy: with(&|p| p.minhash.lsh.threshold = 0.5),
+        engine: None,
     });
     v
 }

@@ -560,6 +560,31 @@ impl VetoRules {
     }
 }
 
+impl VetoRules {
+    /// The online form of [`stands`](Self::stands) against a document whose distinct part was
+    /// never computed: none of its lines was repeated when it was stored, and some are now
+    /// (an online index learns a template from the documents that carry it, so the first of
+    /// them are stored before it is known). The match stands when the two documents share a
+    /// line that is not repeated — `mine_distinct_lines`, the sorted keys of the checked
+    /// document's lines below [`TemplateVetoOptions::min_docs`], meets `their_lines` —, or
+    /// when the checked document has no distinct part, or the inner detector calls them
+    /// identical; otherwise they agree only on repeated lines and the match is vetoed.
+    pub fn stands_unlearned(
+        &self,
+        verdict: &Verdict,
+        mine: Option<&DistinctSketch>,
+        mine_distinct_lines: &[u64],
+        their_lines: &[u64],
+    ) -> bool {
+        if mine.is_none() || verdict.distance == Some(0) || verdict.similarity == Some(1.0) {
+            return true;
+        }
+        mine_distinct_lines
+            .iter()
+            .any(|k| their_lines.binary_search(k).is_ok())
+    }
+}
+
 /// Wraps a detector to veto matches that rest only on a shared template (see module docs).
 #[derive(Debug)]
 pub struct TemplateVeto<D: Detector> {

@@ -11,7 +11,11 @@
 //!   and defaults, so the service answers what batch dedup answers on the same documents in the
 //!   same order (the online rule, [`crate::dedup::Linkage::Kept`]). Each segment holds its own
 //!   [`crate::policy::AutoDetector`] index (band tables, exact digests, short texts) and the
-//!   encoded sketches (`engine/sketch.rs`). Or simhash within a Hamming distance over
+//!   encoded sketches (`engine/sketch.rs`). With it, by default, the **template veto** of
+//!   `neardup dedup` ([`crate::template_veto`]): the engine counts how many stored documents
+//!   hold each line (rebuilt from the log and snapshots like everything else) and each segment
+//!   holds its documents' distinct parts; a request's own documents count as dedup counts a
+//!   batch's (`engine/veto.rs` says where the two differ). Or simhash within a Hamming distance over
 //!   [`HammingIndex`](neardup_index::HammingIndex) runs — the only method for clients that send 64-bit fingerprints.
 //! - Durability through [`neardup_store::Store`]: every stored document (with its sketch) and
 //!   every removal is a log record (group commit); the whole state is snapshotted

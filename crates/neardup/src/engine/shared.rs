@@ -214,7 +214,8 @@ impl Shared {
                 continue;
             }
             if let Some(x) = &seg.sketches {
-                x.find(s, rules, &mut found);
+                let min_docs = rules.map_or(u32::MAX, |r| r.options().min_docs);
+                x.find(s, rules, &|k| inner.lines.get(k) >= min_docs, &mut found);
             }
         }
         found.retain(|(v, seq)| {

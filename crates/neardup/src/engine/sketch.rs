@@ -7,8 +7,8 @@
 //! `simhash` (2): `u64`;
 //! `minhash` (4): `n u16 | signature u32×n | m u16 | keys u64×m`;
 //! `shingles` (8, with minhash): `n u32 | u64×n`;
-//! `lines` (32, under the template veto): `n u32 | u64×n` — the keys of the document's counted
-//! lines, sorted;
+//! `lines` (32, under the template veto): `n u32 | u64×n | had_repeats u8` — the keys of the
+//! document's counted lines, sorted, and whether any was repeated when it was stored;
 //! `distinct` (64, under the template veto): `n u16 | signature u32×n | guard u8`, then with
 //! `guard` 1 the samples of the whole document and of the distinct part, each
 //! `complete u8 | n u16 | u64×n`.
@@ -49,6 +49,12 @@ pub(super) struct DocSketch {
 pub(super) struct VetoSketch {
     /// The keys of its counted lines, sorted and distinct (what it adds to the line counts).
     pub(super) lines: Vec<u64>,
+    /// Whether any of its lines was repeated when it was sketched (without, it has no distinct
+    /// part however its lines are counted later: see [`VetoRules::stands_unlearned`]).
+    pub(super) had_repeats: bool,
+    /// The keys of its lines that were not repeated, sorted: only for a document being
+    /// checked, never encoded.
+    pub(super) distinct_lines: Vec<u64>,
     /// Its distinct part with the full guard sets: only for a document being checked, never
     /// encoded.
     pub(super) distinct: Option<DistinctSketch>,
@@ -116,6 +122,7 @@ fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool) {
         for k in &v.lines {
             out.extend_from_slice(&k.to_le_bytes());
         }
+        out.push(u8::from(v.had_repeats));
         if let Some(p) = v.part.as_ref().filter(|_| !hold) {
             out.extend_from_slice(&(p.signature.len() as u16).to_le_bytes());
             for x in &p.signature {
@@ -201,7 +208,10 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let chars = r.u32()? as usize;
     let flags = r.u8()?;
     // Every bit has a meaning; a part is either present or left out, never both.
-    for (both, what) in [(MINHASH | STRIPPED, "MinHash"), (DISTINCT | HELD, "distinct")] {
+    for (both, what) in [
+        (MINHASH | STRIPPED, "MinHash"),
+        (DISTINCT | HELD, "distinct"),
+    ] {
         if flags & both == both {
             return Err(format!(
                 "sketch flags {flags:#04x}: the {what} part both present and left out"
@@ -209,7 +219,9 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
         }
     }
     if flags & SHINGLES != 0 && flags & (MINHASH | STRIPPED) == 0 {
-        return Err(format!("sketch flags {flags:#04x}: shingles without MinHash"));
+        return Err(format!(
+            "sketch flags {flags:#04x}: shingles without MinHash"
+        ));
     }
     let short = if flags & SHORT != 0 {
         let chars = r.u32()?;
@@ -253,6 +265,11 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let veto = if flags & LINES != 0 {
         let n = r.u32()? as usize;
         let lines = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+        let had_repeats = match r.u8()? {
+            0 => false,
+            1 => true,
+            x => return Err(format!("lines: repeated flag {x}")),
+        };
         let part = if flags & DISTINCT != 0 {
             let n = r.u16()? as usize;
             let signature = (0..n).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
@@ -276,6 +293,8 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
         };
         Some(VetoSketch {
             lines,
+            had_repeats,
+            distinct_lines: Vec::new(),
             distinct: None,
             part,
         })
@@ -307,6 +326,9 @@ pub(super) struct SketchIndex {
     det: AutoDetector,
     /// Each position's distinct part under the template veto (empty without it).
     parts: Vec<Option<Box<DistinctPart>>>,
+    /// Under the template veto, the positions whose document had no repeated line when it
+    /// was stored.
+    unlearned: Vec<bool>,
     pub(super) handles: Vec<u32>,
     pub(super) seqs: Vec<u64>,
     blobs: Vec<u8>,
@@ -318,6 +340,7 @@ impl SketchIndex {
         SketchIndex {
             det,
             parts: Vec::new(),
+            unlearned: Vec::new(),
             handles: Vec::new(),
             seqs: Vec::new(),
             blobs: Vec::new(),
@@ -348,6 +371,8 @@ impl SketchIndex {
         if let Some(v) = sketch.veto.as_mut() {
             self.parts.resize(pos as usize, None);
             self.parts.push(v.part.take().map(Box::new));
+            self.unlearned.resize(pos as usize, false);
+            self.unlearned.push(!v.had_repeats);
         }
         self.det.insert(pos, sketch.auto);
         self.handles.push(handle);
@@ -403,18 +428,28 @@ impl SketchIndex {
 
     /// Every indexed document the sketch is a near-duplicate of, as `(verdict with `of` = its
     /// handle, its sequence)`; the caller checks that the handle still holds that sequence.
-    /// Under the template veto (`rules`), matches it vetoes are left out.
+    /// Under the template veto (`rules`; `repeated(k)`: whether line `k` is repeated now),
+    /// matches it vetoes are left out.
     pub(super) fn find(
         &self,
         s: &DocSketch,
         rules: Option<&VetoRules>,
+        repeated: &dyn Fn(u64) -> bool,
         out: &mut Vec<(Verdict, u64)>,
     ) {
         let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
         for v in self.det.find(&s.auto) {
             let pos = v.of as usize;
-            if let (Some(r), Some(_)) = (rules, mine) {
-                if !r.stands(&v, mine, self.part(pos)) {
+            if let (Some(r), Some(_), Some(veto)) = (rules, mine, &s.veto) {
+                let unlearned = self.unlearned.get(pos).copied().unwrap_or(false);
+                let stands = if unlearned {
+                    let theirs = self.lines(pos);
+                    !theirs.iter().any(|&k| repeated(k))
+                        || r.stands_unlearned(&v, mine, &veto.distinct_lines, &theirs)
+                } else {
+                    r.stands(&v, mine, self.part(pos))
+                };
+                if !stands {
                     continue;
                 }
             }
@@ -431,6 +466,7 @@ impl SketchIndex {
     pub(super) fn heap_bytes(&self) -> usize {
         self.det.heap_bytes()
             + self.parts.capacity() * 8
+            + self.unlearned.capacity()
             + self
                 .parts
                 .iter()
@@ -479,6 +515,7 @@ mod tests {
                 auto: auto.clone(),
                 veto: Some(VetoSketch {
                     lines: vec![3, 5, 8],
+                    had_repeats: true,
                     ..VetoSketch::default()
                 }),
             });
@@ -490,6 +527,8 @@ mod tests {
                     auto: auto.clone(),
                     veto: Some(VetoSketch {
                         lines: vec![1, 2],
+                        had_repeats: true,
+                        distinct_lines: Vec::new(),
                         distinct: None,
                         part: Some(DistinctPart {
                             signature: (0..128).collect(),

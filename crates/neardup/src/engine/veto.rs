@@ -88,11 +88,22 @@ pub(super) fn sketch_batch(
                 .map(|(k, n)| k.map_or(0, |k| n + batch.get(&k).copied().unwrap_or(0)))
                 .collect();
             let distinct = rules.distinct_part(t, &line_docs);
+            let min_docs = rules.options().min_docs;
             let mut lines: Vec<u64> = ks.iter().flatten().copied().collect();
             lines.sort_unstable();
             lines.dedup();
+            let mut distinct_lines: Vec<u64> = ks
+                .iter()
+                .zip(&line_docs)
+                .filter(|(_, &n)| n < min_docs)
+                .filter_map(|(k, _)| *k)
+                .collect();
+            distinct_lines.sort_unstable();
+            distinct_lines.dedup();
             VetoSketch {
                 lines,
+                had_repeats: line_docs.iter().any(|&n| n >= min_docs),
+                distinct_lines,
                 part: distinct.as_ref().map(|d| d.kept()),
                 distinct,
             }

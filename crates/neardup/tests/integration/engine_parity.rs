@@ -216,11 +216,15 @@ struct OnlineVeto {
     stored: std::collections::HashMap<u64, u32>,
     batch: std::sync::RwLock<std::collections::HashMap<u64, u32>>,
     parts: std::collections::HashMap<u32, DistinctPart>,
+    /// The lines of the stored documents none of whose lines was repeated when stored.
+    unlearned: std::collections::HashMap<u32, Vec<u64>>,
 }
 
 struct OnlineSketch {
     inner: neardup::policy::AutoSketch,
     lines: Vec<u64>,
+    had_repeats: bool,
+    distinct_lines: Vec<u64>,
     distinct: Option<DistinctSketch>,
 }
 
@@ -254,17 +258,48 @@ impl Detector for OnlineVeto {
                 })
             })
             .collect();
+        let min = TemplateVetoOptions::default().min_docs;
+        let mut distinct_lines: Vec<u64> = self
+            .rules
+            .line_keys(text)
+            .into_iter()
+            .zip(&line_docs)
+            .filter(|(_, &n)| n < min)
+            .filter_map(|(k, _)| k)
+            .collect();
+        distinct_lines.sort_unstable();
+        distinct_lines.dedup();
         Ok(OnlineSketch {
             inner,
             lines: self.rules.counted_lines(text),
+            had_repeats: line_docs.iter().any(|&n| n >= min),
+            distinct_lines,
             distinct: self.rules.distinct_part(text, &line_docs),
         })
     }
     fn find(&self, s: &OnlineSketch) -> Vec<Verdict> {
+        let min = TemplateVetoOptions::default().min_docs;
         let mut found = self.inner.find(&s.inner);
         found.retain(|v| {
-            self.rules
-                .stands(v, s.distinct.as_ref(), self.parts.get(&v.of))
+            if s.distinct.is_none() {
+                return true;
+            }
+            match self.unlearned.get(&v.of) {
+                Some(theirs) => {
+                    !theirs
+                        .iter()
+                        .any(|k| self.stored.get(k).copied().unwrap_or(0) >= min)
+                        || self.rules.stands_unlearned(
+                            v,
+                            s.distinct.as_ref(),
+                            &s.distinct_lines,
+                            theirs,
+                        )
+                }
+                None => self
+                    .rules
+                    .stands(v, s.distinct.as_ref(), self.parts.get(&v.of)),
+            }
         });
         found
     }
@@ -274,6 +309,9 @@ impl Detector for OnlineVeto {
         }
         if let Some(d) = &s.distinct {
             self.parts.insert(doc, d.kept());
+        }
+        if !s.had_repeats {
+            self.unlearned.insert(doc, s.lines.clone());
         }
         self.inner.insert(doc, s.inner);
     }
@@ -312,6 +350,7 @@ fn streaming_through_the_engine_under_the_template_veto_gives_the_online_rules_d
         stored: Default::default(),
         batch: Default::default(),
         parts: Default::default(),
+        unlearned: Default::default(),
     });
     // The engine's requests: cut at the restarts too (a request never spans one).
     let n = texts.len();
