@@ -139,27 +139,34 @@ impl Shared {
     /// What each of a batch of contents is checked by, sketched in parallel. Under the template
     /// veto the batch's own lines count with the stored documents' (see [`super::veto`]).
     pub(super) fn keys_of(&self, contents: &[&Content]) -> Vec<Result<Key>> {
-        let Some(a) = &self.auto else {
-            return contents
-                .par_iter()
-                .map(|c| match c {
-                    Content::Text(t) => Ok(Key::Fingerprint(self.fingerprinter.simhash(t)?)),
-                    Content::Fingerprint(f) => Ok(Key::Fingerprint(*f)),
-                })
-                .collect();
+        // A single document, or fingerprints only, are not worth a hop to the thread pool
+        // (the caller may not be on it).
+        let serial = contents.len() <= 1
+            || contents
+                .iter()
+                .all(|c| matches!(c, Content::Fingerprint(_)));
+        let each = |f: &(dyn Fn(&Content) -> Result<Key> + Sync)| -> Vec<Result<Key>> {
+            if serial {
+                contents.iter().map(|c| f(c)).collect()
+            } else {
+                contents.par_iter().map(|c| f(c)).collect()
+            }
         };
-        let mut out: Vec<Result<Key>> = contents
-            .par_iter()
-            .map(|c| match c {
-                Content::Text(t) => Ok(Key::Sketch(Box::new(DocSketch {
-                    auto: a.sketcher.sketch(t)?,
-                    veto: None,
-                }))),
-                Content::Fingerprint(_) => Err(EngineError::TextRequired {
-                    detector: self.cfg.detector.name(),
-                }),
-            })
-            .collect();
+        let Some(a) = &self.auto else {
+            return each(&|c| match c {
+                Content::Text(t) => Ok(Key::Fingerprint(self.fingerprinter.simhash(t)?)),
+                Content::Fingerprint(f) => Ok(Key::Fingerprint(*f)),
+            });
+        };
+        let mut out: Vec<Result<Key>> = each(&|c| match c {
+            Content::Text(t) => Ok(Key::Sketch(Box::new(DocSketch {
+                auto: a.sketcher.sketch(t)?,
+                veto: None,
+            }))),
+            Content::Fingerprint(_) => Err(EngineError::TextRequired {
+                detector: self.cfg.detector.name(),
+            }),
+        });
         let Some(rules) = &a.veto else {
             return out;
         };
