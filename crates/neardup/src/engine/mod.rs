@@ -112,6 +112,7 @@
 
 mod config;
 mod decide;
+mod json;
 mod maintain;
 mod read;
 mod records;
@@ -126,6 +127,7 @@ mod types;
 
 pub use config::config_difference;
 pub use decide::{Pending, PreparedDoc};
+pub use json::{DocInfoJson, HitJson, OutcomeJson, QueryJson};
 pub use replicate::remove_record;
 pub use types::*;
 
