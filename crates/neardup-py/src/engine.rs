@@ -5,13 +5,13 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 
 use neardup::engine::{
-    Content, Decision, Doc, Engine as Inner, EngineConfig, EngineDetector, Outcome, QueryResult,
-    SyncMode, SystemClock,
+    Content, Doc, DocInfoJson, Engine as Inner, EngineConfig, EngineDetector, OutcomeJson,
+    QueryJson, SyncMode, SystemClock,
 };
-use neardup::fingerprint::{parse_hex, to_hex};
+use neardup::fingerprint::parse_hex;
 
 use crate::errors::{config, engine_error, lib_error};
 use crate::options::Options;
@@ -91,64 +91,12 @@ fn content(text: Option<String>, fingerprint: Option<&Bound<'_, PyAny>>) -> PyRe
     }
 }
 
-fn outcome<'py>(py: Python<'py>, id: &str, o: &Outcome) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let (status, of, distance, similarity, stage) = match &o.decision {
-        Decision::Unique => ("unique", None, None, None, None),
-        Decision::Duplicate {
-            of,
-            distance,
-            similarity,
-            stage,
-        } => (
-            "duplicate",
-            Some(of.as_str()),
-            *distance,
-            *similarity,
-            Some(stage.as_str()),
-        ),
-    };
-    d.set_item("id", id)?;
-    d.set_item("status", status)?;
-    d.set_item("duplicate_of", of)?;
-    d.set_item("distance", distance)?;
-    d.set_item("similarity", similarity)?;
-    d.set_item("stage", stage)?;
-    d.set_item("fingerprint", o.fingerprint.map(to_hex))?;
-    d.set_item("stored", o.stored)?;
-    d.set_item("timestamp", o.timestamp_ms as f64 / 1000.0)?;
-    Ok(d)
-}
-
-fn query<'py>(py: Python<'py>, q: &QueryResult) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let best = q.hits.first();
-    d.set_item(
-        "status",
-        if best.is_some() {
-            "duplicate"
-        } else {
-            "unique"
-        },
-    )?;
-    d.set_item("duplicate_of", best.map(|h| h.id.as_str()))?;
-    d.set_item("distance", best.and_then(|h| h.distance))?;
-    d.set_item("similarity", best.and_then(|h| h.similarity))?;
-    d.set_item("stage", best.map(|h| h.stage.as_str()))?;
-    d.set_item("fingerprint", q.fingerprint.map(to_hex))?;
-    let matches = PyList::empty(py);
-    for h in &q.hits {
-        let m = PyDict::new(py);
-        m.set_item("id", &h.id)?;
-        m.set_item("distance", h.distance)?;
-        m.set_item("similarity", h.similarity)?;
-        m.set_item("stage", h.stage.as_str())?;
-        m.set_item("fingerprint", h.fingerprint.map(to_hex))?;
-        m.set_item("timestamp", h.timestamp_ms as f64 / 1000.0)?;
-        matches.append(m)?;
-    }
-    d.set_item("matches", matches)?;
-    Ok(d)
+/// `value` as Python objects (dicts, lists, str, int, float, bool, None) through its JSON: the
+/// bodies of the HTTP service, as the library renders them.
+fn to_py<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+    let json = serde_json::to_string(value)
+        .map_err(|e| crate::errors::raise("EngineError", e.to_string()))?;
+    py.import("json")?.call_method1("loads", (json,))
 }
 
 #[pymethods]
@@ -252,7 +200,7 @@ impl Engine {
         text: Option<String>,
         fingerprint: Option<&Bound<'py, PyAny>>,
         timestamp: Option<f64>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let doc = Doc {
             id,
             content: content(text, fingerprint)?,
@@ -262,7 +210,7 @@ impl Engine {
         let o = self
             .with(py, |e| e.check_and_insert(doc))?
             .map_err(engine_error)?;
-        outcome(py, &id, &o)
+        to_py(py, &OutcomeJson::new(id, o))
     }
 
     /// :meth:`check_and_insert` for many documents (dicts with ``id`` and ``text`` or
@@ -272,7 +220,7 @@ impl Engine {
         &self,
         py: Python<'py>,
         docs: Vec<Bound<'py, PyDict>>,
-    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mut batch = Vec::with_capacity(docs.len());
         for (i, d) in docs.iter().enumerate() {
             let id: String = match d.get_item("id")? {
@@ -300,10 +248,12 @@ impl Engine {
         }
         let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
         let rs = self.with(py, |e| e.check_and_insert_batch(batch))?;
-        rs.into_iter()
-            .zip(&ids)
-            .map(|(r, id)| outcome(py, id, &r.map_err(engine_error)?))
-            .collect()
+        let answers = rs
+            .into_iter()
+            .zip(ids)
+            .map(|(r, id)| Ok(OutcomeJson::new(id, r.map_err(engine_error)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        to_py(py, &answers)
     }
 
     /// The stored near-duplicates of a text (or fingerprint), strongest first, without storing
@@ -315,22 +265,18 @@ impl Engine {
         py: Python<'py>,
         text: Option<String>,
         fingerprint: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let c = content(text, fingerprint)?;
         let q = self.with(py, |e| e.query(&c))?.map_err(engine_error)?;
-        query(py, &q)
+        to_py(py, &QueryJson::from(&q))
     }
 
     /// The stored document ``id`` (``{"id", "fingerprint", "timestamp"}``), or None.
-    fn get<'py>(&self, py: Python<'py>, id: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(info) = self.with(py, |e| e.get(id))? else {
-            return Ok(None);
-        };
-        let d = PyDict::new(py);
-        d.set_item("id", info.id)?;
-        d.set_item("fingerprint", info.fingerprint.map(to_hex))?;
-        d.set_item("timestamp", info.timestamp_ms as f64 / 1000.0)?;
-        Ok(Some(d))
+    fn get<'py>(&self, py: Python<'py>, id: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.with(py, |e| e.get(id))? {
+            Some(info) => to_py(py, &DocInfoJson::from(info)).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Removes document ``id``; False when it was not stored.
@@ -340,9 +286,7 @@ impl Engine {
 
     /// Counters and sizes (a dict, as ``GET /v1/stats``).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let s = serde_json::to_string(&self.with(py, |e| e.stats())?)
-            .map_err(|e| crate::errors::raise("EngineError", e.to_string()))?;
-        py.import("json")?.call_method1("loads", (s,))
+        to_py(py, &self.with(py, |e| e.stats())?)
     }
 
     /// Writes a snapshot now (restart replays less of the log).

@@ -13,8 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use neardup::engine::{Content, Decision, Doc, Outcome, QueryResult, MAX_ID_BYTES};
-use neardup::fingerprint::{parse_hex, to_hex};
+use neardup::engine::{Content, Doc, DocInfoJson, OutcomeJson, QueryJson, MAX_ID_BYTES};
+use neardup::fingerprint::parse_hex;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
@@ -160,76 +160,12 @@ fn to_timestamp_ms(t: Option<f64>) -> Result<Option<i64>, ApiError> {
     }
 }
 
-/// The answer to one submitted document, serialised directly (no intermediate JSON tree);
-/// fields in the same (alphabetical) order as the other JSON bodies.
-#[derive(serde::Serialize)]
-struct OutcomeBody {
-    distance: Option<u32>,
-    duplicate_of: Option<String>,
-    fingerprint: Option<String>,
-    id: String,
-    similarity: Option<f64>,
-    stage: Option<&'static str>,
-    status: &'static str,
-    stored: bool,
-    timestamp: f64,
-}
-
-fn outcome_json(id: String, o: Outcome) -> OutcomeBody {
-    let (status, duplicate_of, distance, similarity, stage) = match o.decision {
-        Decision::Unique => ("unique", None, None, None, None),
-        Decision::Duplicate {
-            of,
-            distance,
-            similarity,
-            stage,
-        } => (
-            "duplicate",
-            Some(of),
-            distance,
-            similarity,
-            Some(stage.as_str()),
-        ),
-    };
-    OutcomeBody {
-        distance,
-        duplicate_of,
-        fingerprint: o.fingerprint.map(to_hex),
-        id,
-        similarity,
-        stage,
-        status,
-        stored: o.stored,
-        timestamp: o.timestamp_ms as f64 / 1000.0,
-    }
-}
-
 /// One element of a batch answer: an outcome or an in-place error.
 #[derive(serde::Serialize)]
 #[serde(untagged)]
 enum BatchItem {
-    Done(OutcomeBody),
+    Done(OutcomeJson),
     Failed(Value),
-}
-
-fn query_json(q: &QueryResult) -> Value {
-    let best = q.hits.first();
-    json!({
-        "status": if best.is_some() { "duplicate" } else { "unique" },
-        "duplicate_of": best.map(|h| h.id.clone()),
-        "distance": best.and_then(|h| h.distance),
-        "similarity": best.and_then(|h| h.similarity),
-        "stage": best.map(|h| h.stage.as_str()),
-        "fingerprint": q.fingerprint.map(to_hex),
-        "matches": q.hits.iter().map(|h| json!({
-            "id": h.id,
-            "distance": h.distance,
-            "similarity": h.similarity,
-            "stage": h.stage.as_str(),
-            "fingerprint": h.fingerprint.map(to_hex),
-            "timestamp": h.timestamp_ms as f64 / 1000.0,
-        })).collect::<Vec<_>>(),
-    })
 }
 
 fn error_item(id: Option<&str>, e: ApiError) -> Value {
@@ -239,7 +175,7 @@ fn error_item(id: Option<&str>, e: ApiError) -> Value {
 async fn post_document(
     State(st): State<AppState>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<OutcomeBody>, ApiError> {
+) -> Result<Json<OutcomeJson>, ApiError> {
     let doc = to_doc(parse_json(&body?)?)?;
     let id = doc.id.clone();
     let r = st
@@ -248,7 +184,7 @@ async fn post_document(
         .await
         .pop()
         .ok_or_else(|| ApiError::from(BackendError::Internal("no answer".into())))??;
-    Ok(Json(outcome_json(id, r)))
+    Ok(Json(OutcomeJson::new(id, r)))
 }
 
 async fn post_batch(
@@ -293,7 +229,7 @@ async fn post_batch(
         .map(|s| match s {
             Err(v) => BatchItem::Failed(v),
             Ok(id) => match answers.next() {
-                Some(Ok(o)) => BatchItem::Done(outcome_json(id, o)),
+                Some(Ok(o)) => BatchItem::Done(OutcomeJson::new(id, o)),
                 Some(Err(e)) => BatchItem::Failed(error_item(Some(&id), e.into())),
                 None => BatchItem::Failed(error_item(
                     Some(&id),
@@ -308,7 +244,7 @@ async fn post_batch(
 async fn post_query(
     State(st): State<AppState>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<QueryJson>, ApiError> {
     let content = to_query(parse_json(&body?)?)?;
     let r = st
         .backend
@@ -316,7 +252,7 @@ async fn post_query(
         .await
         .pop()
         .ok_or_else(|| ApiError::from(BackendError::Internal("no answer".into())))??;
-    Ok(Json(query_json(&r)))
+    Ok(Json(QueryJson::from(&r)))
 }
 
 fn check_path_id(id: &str) -> Result<(), ApiError> {
@@ -340,15 +276,11 @@ fn not_found(id: &str) -> ApiError {
 async fn get_document(
     State(st): State<AppState>,
     id: Result<Path<String>, PathRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DocInfoJson>, ApiError> {
     let Path(id) = id?;
     check_path_id(&id)?;
     match st.backend.get(id.clone()).await? {
-        Some(d) => Ok(Json(json!({
-            "id": d.id,
-            "fingerprint": d.fingerprint.map(to_hex),
-            "timestamp": d.timestamp_ms as f64 / 1000.0,
-        }))),
+        Some(d) => Ok(Json(DocInfoJson::from(d))),
         None => Err(not_found(&id)),
     }
 }

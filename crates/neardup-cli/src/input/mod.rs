@@ -67,6 +67,13 @@ pub struct InputDoc {
     pub raw: Option<Vec<u8>>,
 }
 
+/// Its text: what is deduplicated.
+impl AsRef<str> for InputDoc {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
 impl InputDoc {
     /// `FILE:LINE`, or `FILE` for a whole-file document: for messages.
     pub fn origin(&self) -> String {

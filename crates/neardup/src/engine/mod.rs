@@ -116,6 +116,7 @@
 
 mod config;
 mod decide;
+mod json;
 mod maintain;
 mod read;
 mod records;
@@ -131,6 +132,7 @@ mod veto;
 
 pub use config::config_difference;
 pub use decide::{Pending, PreparedDoc};
+pub use json::{DocInfoJson, HitJson, OutcomeJson, QueryJson};
 pub use replicate::remove_record;
 pub use types::*;
 

@@ -1,13 +1,12 @@
 //! `neardup dedup`: which documents of a corpus are near-duplicates of which, in clusters.
 //!
-//! A three-stage pipeline over batches (`pipeline`): while batch N is decided serially in input
-//! order (the library's [`neardup::dedup::Deduper`]), rayon sketches batch N + 1 in parallel
-//! with a second, identically built detector ([`neardup::dedup::sketch_batch`]) and batch N + 2
-//! is read. Batch boundaries, observations and decisions happen in the order of a sequential
-//! run, so the output never depends on `--threads`.
+//! The flags become a [`DetectorSpec`] and a [`Keep`]; the library runs the batch pipeline
+//! ([`neardup::dedup::run_pipelined`]: batch N + 2 is read while N + 1 is sketched and N is
+//! decided, so the output never depends on `--threads`) and makes the run summary of `--report`
+//! ([`neardup::dedup::RunSummary`]). This command reads the inputs, shows progress and writes
+//! the outputs (`pipeline`, `write`).
 
 mod pipeline;
-mod report;
 mod write;
 
 use std::path::PathBuf;

@@ -1,19 +1,18 @@
-//! The batch pipeline of `neardup dedup`: read, sketch, decide, then write every output.
+//! `neardup dedup` over its inputs: the library's batch pipeline with a progress bar, then
+//! every output.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use neardup::dedup::{sketch_batch, Deduper, Keep};
+use neardup::dedup::{run_pipelined, Assignment, Keep, RunFacts, BATCH_BYTES, BATCH_DOCS};
 use neardup::detect::Detector;
 
 use super::write::{KeptWriter, Record, Records};
-use super::{reads_stdin, report, write, Args};
+use super::{reads_stdin, write, Args};
 use crate::input::{BadPolicy, DocReader, InputDoc};
 use crate::output::{self, Wanted};
-
-use neardup::dedup::{BATCH_BYTES, BATCH_DOCS};
 
 fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -34,22 +33,9 @@ fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
     }
 }
 
-/// Sketches a batch with `sketcher` (in parallel) and counts its documents' characters.
-fn sketch_docs<D: Detector>(sketcher: &D, batch: &[InputDoc]) -> Sketched<D> {
-    let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-    let lengths = texts.iter().map(|t| t.chars().count() as u32).collect();
-    (sketch_batch(sketcher, &texts), lengths)
-}
-
-/// A batch's sketches and character counts.
-type Sketched<D> = (Vec<neardup::Result<<D as Detector>::Sketch>>, Vec<u32>);
-
-/// Three-stage pipeline over batches: while batch N is decided (serially, in input order, by
-/// the deduper's detector), batch N + 1 is sketched in parallel by a second, identically built
-/// detector that has observed the same batches in the same order (sketches are pure, so they
-/// are the deduper's own), and batch N + 2 is read. Batch boundaries and the order of
-/// observations and decisions are those of a sequential run: the output never depends on
-/// `--threads`.
+/// Reads batch N + 2 and sketches batch N + 1 while batch N is decided — the library's
+/// [`run_pipelined`], so batch boundaries, observations and decisions are those of a sequential
+/// run and the output never depends on `--threads` — then writes every output.
 ///
 /// Every output is checked against the inputs and opened before the first document is read.
 pub fn run_with<D: Detector>(
@@ -94,68 +80,36 @@ pub fn run_with<D: Detector>(
 
     let pb = progress(reader.total_bytes, args.quiet);
     let mut bad = BadPolicy::new(args.skip_bad);
-    let sketcher = make()?;
-    let mut dd = Deduper::with_linkage(make()?, args.linkage());
     let mut records = Records::default();
     let mut total_bytes = 0u64;
-    let (mut batch, mut bytes) = reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)?;
-    let (mut sketched, mut next) = rayon::join(
-        || sketch_docs(&sketcher, &batch),
-        || reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad),
-    );
-    while !batch.is_empty() {
-        let mut decide =
-            |batch: &[InputDoc], (sketches, lengths): Sketched<D>| -> anyhow::Result<()> {
-                let start = dd.len();
-                let outcomes = dd.decide_batch(sketches, &lengths).map_err(|e| {
-                    let origin = batch[e.doc as usize - start].origin();
-                    anyhow::anyhow!("{origin}: {}", e.source)
-                })?;
-                if let (Some(w), Keep::First) = (kept_writer.as_mut(), keep) {
-                    for (doc, o) in batch.iter().zip(outcomes) {
-                        if o.duplicate_of.is_none() {
-                            w.write(doc)?;
-                        }
-                    }
+    let next_batch = || {
+        let (batch, _bytes) = reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)?;
+        Ok(batch)
+    };
+    let on_decided = |batch: Vec<InputDoc>, decided: &[Assignment]| -> anyhow::Result<()> {
+        if let (Some(w), Keep::First) = (kept_writer.as_mut(), keep) {
+            for (doc, o) in batch.iter().zip(decided) {
+                if o.duplicate_of.is_none() {
+                    w.write(doc)?;
                 }
-                pb.inc(bytes as u64);
-                pb.set_message(format!(
-                    "{} docs, {:.0} docs/s",
-                    dd.len(),
-                    dd.len() as f64 / started.elapsed().as_secs_f64().max(1e-9)
-                ));
-                Ok(())
-            };
-        let (next_batch, next_bytes) = match next {
-            Ok(n) => n,
-            Err(e) => {
-                // As in a sequential run: this batch's errors first, then the reading error.
-                decide(&batch, sketched)?;
-                return Err(e);
             }
-        };
-        let (decided, (next_sketched, after)) = rayon::join(
-            || decide(&batch, sketched),
-            || {
-                rayon::join(
-                    || sketch_docs(&sketcher, &next_batch),
-                    || {
-                        if next_batch.is_empty() {
-                            Ok((Vec::new(), 0))
-                        } else {
-                            reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)
-                        }
-                    },
-                )
-            },
-        );
-        decided?;
-        total_bytes += bytes as u64;
+        }
+        let bytes: u64 = batch.iter().map(|d| d.bytes as u64).sum();
+        total_bytes += bytes;
         for d in batch {
             records.push(d);
         }
-        (batch, bytes, sketched, next) = (next_batch, next_bytes, next_sketched, after);
-    }
+        let n = records.list.len();
+        pb.inc(bytes);
+        pb.set_message(format!(
+            "{n} docs, {:.0} docs/s",
+            n as f64 / started.elapsed().as_secs_f64().max(1e-9)
+        ));
+        Ok(())
+    };
+    let dd = run_pipelined(make, args.linkage(), next_batch, on_decided).map_err(|e| {
+        e.into_error(|failure, doc| anyhow::anyhow!("{}: {}", doc.origin(), failure.source))
+    })?;
     pb.finish_and_clear();
     if dd.is_empty() {
         return Err(bad.nothing_read("deduplicate"));
@@ -199,23 +153,20 @@ pub fn run_with<D: Detector>(
         w.finish()?;
     }
 
-    let seconds = started.elapsed().as_secs_f64();
-    let bridged = bridges.iter().filter(|b| b.is_some()).count();
-    let summary = report::full(
-        &clustering,
-        &records,
-        args,
-        bad.count,
-        bridged,
-        total_bytes,
-        seconds,
-    );
+    let facts = RunFacts {
+        distance: args.distance(),
+        threshold: args.threshold(),
+        bad_skipped: bad.count,
+        bytes: total_bytes,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    let summary = clustering.summary(args.top, facts, |d| records.list[d as usize].id.clone());
     if let Some(mut w) = report_sink {
         w.write_all((serde_json::to_string_pretty(&summary)? + "\n").as_bytes())?;
         w.flush()?;
     }
     if !args.quiet {
-        eprint!("{}", report::human(&summary));
+        eprint!("{summary}");
     }
     Ok(())
 }

@@ -6,6 +6,12 @@
 //! near-duplicate of, and the document joins a cluster or starts one. Nothing depends on
 //! thread timing: the same input gives the same output at any thread count.
 //!
+//! [`run_pipelined`] runs a corpus through a deduper in three overlapping stages (read batch
+//! N + 2, sketch N + 1, decide N), as `neardup dedup` does, with the decisions of the
+//! sequential run ([`pipeline`] module docs). [`Clustering::report`] and
+//! [`Clustering::summary`] say what was found in numbers ([`RunSummary`] is the JSON of
+//! `neardup dedup --report`).
+//!
 //! # What the results mean
 //!
 //! - **The online rule** ([`Linkage::Kept`], the default) is the decision `neardup serve` takes
@@ -53,6 +59,12 @@ use serde::Serialize;
 use crate::detect::{best_verdict, Detector, Stage};
 use crate::error::Error;
 
+pub mod pipeline;
+mod report;
+
+pub use pipeline::{run_pipelined, PipelineError};
+pub use report::{ClusterSummary, LargestCluster, Report, RunFacts, RunSummary, SizeCount};
+
 /// Documents per batch of batch dedup (`neardup dedup`, the Python `dedup`): a batch is
 /// observed ([`Detector::observe_batch`]) and sketched at once, so batch boundaries are part of
 /// what the template veto decides.
@@ -84,8 +96,9 @@ pub fn batch_end(bytes: &[usize], start: usize) -> usize {
     end
 }
 
-/// Which document of a cluster is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which document of a cluster is kept (serialised `"first"`, `"longest"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Keep {
     /// The first in input order; decided on arrival (streaming).
     #[default]
@@ -276,10 +289,7 @@ impl<D: Detector> Deduper<D> {
         texts: &[S],
     ) -> Result<&[Assignment], SketchFailure> {
         let sketches = self.sketch_batch(texts);
-        let lengths: Vec<u32> = texts
-            .par_iter()
-            .map(|t| t.as_ref().chars().count().min(u32::MAX as usize) as u32)
-            .collect();
+        let lengths: Vec<u32> = texts.par_iter().map(|t| chars(t.as_ref())).collect();
         self.decide_batch(sketches, &lengths)
     }
 
@@ -374,13 +384,19 @@ impl<D: Detector> Deduper<D> {
     }
 }
 
+/// A text's length in characters, as [`Keep::Longest`] compares them (saturating).
+fn chars(text: &str) -> u32 {
+    text.chars().count().min(u32::MAX as usize) as u32
+}
+
 /// Lets `detector` observe a batch ([`Detector::observe_batch`]), then sketches it in parallel
 /// (rayon); what [`Deduper::sketch_batch`] does with the deduper's own detector.
 ///
 /// Sketches depend only on a detector's configuration and on the batches it observed, never
 /// on what was inserted. So a second, identically configured detector that observes the same
 /// batches in the same order gives exactly the deduper's sketches — and it can sketch batch
-/// `N + 1` while the deduper decides batch `N` ([`Deduper::decide_batch`] needs `&mut`):
+/// `N + 1` while the deduper decides batch `N` ([`Deduper::decide_batch`] needs `&mut`;
+/// [`run_pipelined`] does this, and reads batch `N + 2` meanwhile):
 ///
 /// ```
 /// use neardup::dedup::{sketch_batch, Deduper, Keep};
@@ -458,38 +474,6 @@ pub struct Clustering {
     pub keep: Keep,
 }
 
-/// One cluster in a [`Report`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ClusterSummary {
-    /// The cluster number (its first document).
-    pub cluster: u32,
-    /// Number of documents.
-    pub size: u32,
-    /// Up to ten member documents, in input order.
-    pub sample: Vec<u32>,
-}
-
-/// Cluster statistics.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Report {
-    /// The detector's name.
-    pub method: String,
-    /// Documents.
-    pub documents: u64,
-    /// Documents with a `duplicate_of`.
-    pub duplicates: u64,
-    /// Empty documents (own cluster, kept).
-    pub empty: u64,
-    /// Clusters, singletons included.
-    pub clusters: u64,
-    /// Clusters of two or more documents.
-    pub clusters_with_duplicates: u64,
-    /// `(label, clusters)` by size: `1`, `2`, `3-4`, `5-8`, … (powers of two).
-    pub size_distribution: Vec<(String, u64)>,
-    /// The largest clusters (size descending, then cluster number).
-    pub largest: Vec<ClusterSummary>,
-}
-
 impl Clustering {
     /// The members of every cluster of two or more documents, keyed by cluster number, in order.
     pub fn groups(&self) -> Vec<(u32, Vec<u32>)> {
@@ -526,85 +510,5 @@ impl Clustering {
             }
         }
         out
-    }
-
-    /// Statistics with the `top` largest clusters.
-    pub fn report(&self, top: usize) -> Report {
-        let n = self.outcomes.len();
-        let mut sizes = vec![0u32; n];
-        for o in &self.outcomes {
-            sizes[o.cluster as usize] += 1;
-        }
-        let mut hist: Vec<u64> = Vec::new();
-        let mut clusters = 0u64;
-        let mut multi = 0u64;
-        for &s in sizes.iter().filter(|&&s| s > 0) {
-            clusters += 1;
-            if s > 1 {
-                multi += 1;
-            }
-            let b = (32 - (s - 1).leading_zeros()) as usize; // 1→0, 2→1, 3-4→2, 5-8→3
-            if hist.len() <= b {
-                hist.resize(b + 1, 0);
-            }
-            hist[b] += 1;
-        }
-        let size_distribution = hist
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(b, &c)| {
-                let label = match b {
-                    0 => "1".to_string(),
-                    1 => "2".to_string(),
-                    _ => format!("{}-{}", (1u64 << (b - 1)) + 1, 1u64 << b),
-                };
-                (label, c)
-            })
-            .collect();
-        let mut big: Vec<(u32, u32)> = sizes
-            .iter()
-            .enumerate()
-            .filter(|(_, &s)| s > 1)
-            .map(|(c, &s)| (s, c as u32))
-            .collect();
-        big.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        big.truncate(top);
-        let mut largest: Vec<ClusterSummary> = big
-            .iter()
-            .map(|&(size, cluster)| ClusterSummary {
-                cluster,
-                size,
-                sample: Vec::new(),
-            })
-            .collect();
-        if !largest.is_empty() {
-            let want: rustc_hash::FxHashMap<u32, usize> = largest
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.cluster, i))
-                .collect();
-            for (i, o) in self.outcomes.iter().enumerate() {
-                if let Some(&j) = want.get(&o.cluster) {
-                    if largest[j].sample.len() < 10 {
-                        largest[j].sample.push(i as u32);
-                    }
-                }
-            }
-        }
-        Report {
-            method: self.method.clone(),
-            documents: n as u64,
-            duplicates: self
-                .outcomes
-                .iter()
-                .filter(|o| o.duplicate_of.is_some())
-                .count() as u64,
-            empty: self.outcomes.iter().filter(|o| o.empty).count() as u64,
-            clusters,
-            clusters_with_duplicates: multi,
-            size_distribution,
-            largest,
-        }
     }
 }
