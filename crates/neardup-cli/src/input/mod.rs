@@ -236,7 +236,7 @@ impl DocReader {
         &self.files
     }
 
-    /// Keep each JSON line's original bytes in [`Doc::raw`].
+    /// Keep each JSON line's original bytes in [`InputDoc::raw`].
     pub fn keep_raw(mut self, keep: bool) -> Self {
         self.keep_raw = keep;
         self
