@@ -2,7 +2,7 @@
 //! instance holds the embedded engine's index as derived state.
 //!
 //! # What it owns
-//! - In Redis, under the key prefix `P` ([`log`]): the Stream `{P}:log` of the engine's own
+//! - In Redis, under the key prefix `P` (`log.rs`): the Stream `{P}:log` of the engine's own
 //!   records (a document decided unique and stored, with its sketch; a removal), the position
 //!   of its last entry `{P}:last`, and the configuration `{P}:meta` that every instance must
 //!   share (the engine's configuration descriptor: detector and its options, fingerprint
