@@ -96,7 +96,15 @@ fn jsonl_known_duplicates_and_hard_negatives() {
     }
     // Exact schema.
     let keys = |l: &Value| -> Vec<String> { l.as_object().unwrap().keys().cloned().collect() };
-    let mut want = vec!["cluster", "distance", "duplicate_of", "id", "matched"];
+    let mut want = vec![
+        "cluster",
+        "distance",
+        "duplicate_of",
+        "id",
+        "matched",
+        "similarity",
+        "stage",
+    ];
     assert_eq!(keys(&out[0]), want);
     want.push("skipped");
     want.sort();
@@ -137,7 +145,7 @@ fn raw_output_field_order() {
     let s = String::from_utf8(o.stdout).unwrap();
     assert_eq!(
         s.lines().nth(3).unwrap(),
-        r#"{"id":"zh-1-copy","duplicate_of":"zh-1","cluster":0,"distance":0,"matched":"zh-1","stage":"simhash"}"#
+        r#"{"id":"zh-1-copy","duplicate_of":"zh-1","cluster":0,"distance":0,"matched":"zh-1","similarity":null,"stage":"simhash"}"#
     );
 }
 

@@ -111,3 +111,39 @@ fn keep_first_marks_a_kept_document_whose_cluster_was_bridged() {
     assert!(!s.contains("shares_cluster_with"), "{s}");
     assert_eq!(s.matches("\"duplicate_of\":null").count(), 1, "{s}");
 }
+
+/// Unique documents once left out `similarity` and `stage`, and `--removed` lines left out
+/// `distance`: a reader building a table from the first line lost columns.
+#[test]
+fn every_decision_line_and_removed_line_has_every_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let removed = dir.path().join("removed.jsonl");
+    let d = dedup_bridge(&["--removed", removed.to_str().unwrap()]);
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(d.len(), 3);
+    assert!(d[0]["duplicate_of"].is_null() && d[2]["duplicate_of"] == "A");
+    for line in &d {
+        assert_eq!(
+            keys(line),
+            [
+                "cluster",
+                "distance",
+                "duplicate_of",
+                "id",
+                "matched",
+                "similarity",
+                "stage"
+            ],
+            "{line}"
+        );
+    }
+    assert!(d[0]["stage"].is_null() && d[0]["similarity"].is_null());
+    let r = read_lines(&removed);
+    assert_eq!(r.len(), 1);
+    assert!(r[0]["distance"].is_null(), "{}", r[0]);
+    assert_eq!(r[0]["stage"], "short");
+}

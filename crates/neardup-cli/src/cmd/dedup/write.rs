@@ -65,12 +65,7 @@ pub fn decision(
         o.distance.map_or(Value::Null, Value::from),
         records.id(o.matched),
     )?;
-    if let Some(s) = o.similarity {
-        write!(out, ",\"similarity\":{}", Value::from(s))?;
-    }
-    if let Some(st) = o.stage {
-        write!(out, ",\"stage\":\"{st}\"")?;
-    }
+    measure(out, o)?;
     if o.empty {
         out.write_all(b",\"skipped\":\"empty\"")?;
     }
@@ -127,21 +122,32 @@ pub fn removed(
         "{{\"id\":{},\"duplicate_of\":{kept},\"matched\":{matched},\"cluster\":{}",
         records.list[i].id, o.cluster,
     )?;
-    if let Some(d) = o.distance {
-        write!(out, ",\"distance\":{d}")?;
-    }
-    if let Some(s) = o.similarity {
-        write!(out, ",\"similarity\":{}", Value::from(s))?;
-    }
-    if let Some(st) = o.stage {
-        write!(out, ",\"stage\":\"{st}\"")?;
-    }
+    write!(
+        out,
+        ",\"distance\":{}",
+        o.distance.map_or(Value::Null, Value::from)
+    )?;
+    measure(out, o)?;
     write!(out, ",\"reason\":{}", Value::from(reason))?;
     if provenance {
         records.write_provenance(out, i)?;
     }
     out.write_all(b"}\n")?;
     Ok(())
+}
+
+/// The match's similarity and stage. Every line has every field (null when it does not apply):
+/// one schema for jq and dataframes.
+fn measure(out: &mut dyn Write, o: &Assignment) -> std::io::Result<()> {
+    write!(
+        out,
+        ",\"similarity\":{},\"stage\":",
+        o.similarity.map_or(Value::Null, Value::from)
+    )?;
+    match o.stage {
+        Some(st) => write!(out, "\"{st}\""),
+        None => out.write_all(b"null"),
+    }
 }
 
 /// An id as text: a string without its quotes.
