@@ -9,6 +9,7 @@
 //! ```sh
 //! cargo bench -p neardup --bench engine_auto
 //! NEARDUP_BENCH_DOCS=1000000 cargo bench -p neardup --bench engine_auto
+//! NEARDUP_BENCH_NO_VETO=1 cargo bench -p neardup --bench engine_auto   # without the template veto
 //! ```
 
 #[path = "common/mod.rs"]
@@ -98,11 +99,22 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+    let veto = std::env::var_os("NEARDUP_BENCH_NO_VETO").is_none();
     let cfg = EngineConfig {
         sync: SyncMode::None,
         maintenance_interval: None,
         ..EngineConfig::default()
     };
+    let cfg = if veto {
+        cfg
+    } else {
+        EngineConfig {
+            detector: neardup::engine::EngineDetector::auto(false),
+            template_veto: None,
+            ..cfg
+        }
+    };
+    println!("template veto: {}", if veto { "on" } else { "off" });
     let rss0 = rss_bytes();
     let engine = Engine::open(dir.path(), fp.clone(), cfg.clone(), clock.clone()).unwrap();
     let started = Instant::now();
@@ -159,7 +171,8 @@ fn bench(c: &mut Criterion) {
     let mut next = n;
     let mut unique_t = Vec::new();
     let mut dup_t = Vec::new();
-    let mut new_unique = 0;
+    let mut new_unique = [0usize; 2];
+    let mut matched_by: std::collections::BTreeMap<String, usize> = Default::default();
     let mut sketch_t = Vec::new();
     let mut decide_t = Vec::new();
     for k in 0..2000 {
@@ -177,7 +190,17 @@ fn bench(c: &mut Criterion) {
         unique_t.push(s.elapsed());
         // New compositions of spans: unique but for the rare short one that happens to be
         // within the edit-distance threshold of a stored one.
-        new_unique += usize::from(o.is_ok_and(|o| o.decision == Decision::Unique));
+        let short_doc = next % 5 == 0; // `doc(next - 1)`: every fifth is short
+        match o {
+            Ok(o) if o.decision == Decision::Unique => new_unique[usize::from(short_doc)] += 1,
+            Ok(o) => {
+                if let Decision::Duplicate { stage, .. } = &o.decision {
+                    let kind = if short_doc { "short" } else { "long" };
+                    *matched_by.entry(format!("{kind}/{stage:?}")).or_default() += 1;
+                }
+            }
+            Err(_) => {}
+        }
         // A stored long document with one character replaced in its middle.
         let j = (k * 7919) % n;
         let j = if j % 5 == 4 { j - 1 } else { j };
@@ -199,9 +222,16 @@ fn bench(c: &mut Criterion) {
             o.decision
         );
     }
+    println!(
+        "new compositions: {} of 1600 long and {} of 400 short unique; matched by {matched_by:?}",
+        new_unique[0], new_unique[1]
+    );
+    // A new short composition is two 40-character spans of 30 base texts: at 40 k stored
+    // short documents, one of its spans often lies inside a stored one (a containment match,
+    // as the short path should find).
     assert!(
-        new_unique >= 1980,
-        "{new_unique} of 2000 new documents unique"
+        new_unique[0] >= 1592 && new_unique[1] >= 320,
+        "new compositions must be unique but for a few: {new_unique:?}, {matched_by:?}"
     );
     println!(
         "new document split: sketch p50 {:?} p99 {:?}; decision + acknowledgement p50 {:?} p99 {:?}",

@@ -1,8 +1,10 @@
 //! Set containment — how much of one text lies inside another — estimated from a bottom-k
 //! sample of one side and the full shingle set of the other.
 //!
-//! A text's shingles are the XXH3 hashes of its character `n`-grams (letters and digits of
-//! the normalised text, [`crate::features::chars_each`]). A [`BottomK`] keeps the `k` smallest
+//! A text's shingles are the high 32 bits of the XXH3 hashes of its character `n`-grams
+//! (letters and digits of the normalised text, [`crate::features::chars_each`]): half the
+//! memory of full hashes, and at the sizes compared here (a few thousand shingles) a chance
+//! collision moves an estimate by well under one sample in a million. A [`BottomK`] keeps the `k` smallest
 //! distinct hashes: a uniform sample of the set, and within hash values up to its largest kept
 //! one, the set's complete content. So, with `X` a full set and `A` a bottom-k sample:
 //!
@@ -29,9 +31,9 @@ use crate::hash::xxh3;
 
 /// The sorted, distinct shingle hashes (character `n`-grams of letters and digits) of
 /// normalised `text`.
-pub fn shingle_set(text: &str, n: usize) -> Vec<u64> {
+pub fn shingle_set(text: &str, n: usize) -> Vec<u32> {
     let mut v = Vec::new();
-    crate::features::chars_each(text, n, |g: &[u8]| v.push(xxh3(g)));
+    crate::features::chars_each(text, n, |g: &[u8]| v.push((xxh3(g) >> 32) as u32));
     v.sort_unstable();
     v.dedup();
     v
@@ -41,25 +43,25 @@ pub fn shingle_set(text: &str, n: usize) -> Vec<u64> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BottomK {
     /// The kept hashes, ascending.
-    pub hashes: Vec<u64>,
+    pub hashes: Box<[u32]>,
     /// Whether the sample holds the whole set (it had at most `k` elements).
     pub complete: bool,
 }
 
 impl BottomK {
     /// The sample of sorted, distinct `set`.
-    pub fn new(set: &[u64], k: usize) -> BottomK {
+    pub fn new(set: &[u32], k: usize) -> BottomK {
         debug_assert!(set.windows(2).all(|w| w[0] < w[1]));
         BottomK {
-            hashes: set[..set.len().min(k)].to_vec(),
+            hashes: set[..set.len().min(k)].into(),
             complete: set.len() <= k,
         }
     }
 
     /// Largest hash value up to which the sample is the set's complete content.
-    fn reach(&self) -> u64 {
+    fn reach(&self) -> u32 {
         if self.complete {
-            u64::MAX
+            u32::MAX
         } else {
             self.hashes.last().copied().unwrap_or(0)
         }
@@ -67,12 +69,12 @@ impl BottomK {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.hashes.capacity() * 8
+        self.hashes.len() * 4
     }
 }
 
 /// Estimated share of the sampled set found in sorted `set` (0 for an empty sample).
-pub fn contained_sample_in_set(sample: &BottomK, set: &[u64]) -> f64 {
+pub fn contained_sample_in_set(sample: &BottomK, set: &[u32]) -> f64 {
     if sample.hashes.is_empty() {
         return 0.0;
     }
@@ -86,7 +88,7 @@ pub fn contained_sample_in_set(sample: &BottomK, set: &[u64]) -> f64 {
 
 /// Estimated share of sorted `set` found in the sampled set; `None` when no element of `set`
 /// lies within the sample's complete range.
-pub fn contained_set_in_sample(set: &[u64], sample: &BottomK) -> Option<f64> {
+pub fn contained_set_in_sample(set: &[u32], sample: &BottomK) -> Option<f64> {
     let reach = sample.reach();
     let mut seen = 0usize;
     let mut found = 0usize;
@@ -102,17 +104,17 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn exact(a: &[u64], b: &[u64]) -> f64 {
+    fn exact(a: &[u32], b: &[u32]) -> f64 {
         a.iter().filter(|h| b.binary_search(h).is_ok()).count() as f64 / a.len() as f64
     }
 
     proptest! {
         /// With a sample as large as the set, both estimates are the exact containment.
         #[test]
-        fn complete_samples_are_exact(a in proptest::collection::btree_set(0u64..500, 1..60),
-                                      b in proptest::collection::btree_set(0u64..500, 1..60)) {
-            let a: Vec<u64> = a.into_iter().collect();
-            let b: Vec<u64> = b.into_iter().collect();
+        fn complete_samples_are_exact(a in proptest::collection::btree_set(0u32..500, 1..60),
+                                      b in proptest::collection::btree_set(0u32..500, 1..60)) {
+            let a: Vec<u32> = a.into_iter().collect();
+            let b: Vec<u32> = b.into_iter().collect();
             let sa = BottomK::new(&a, 64);
             prop_assert!(sa.complete);
             prop_assert_eq!(contained_sample_in_set(&sa, &b), exact(&a, &b));
@@ -121,10 +123,10 @@ mod tests {
 
         /// A subset is wholly contained, whatever the sample size.
         #[test]
-        fn subsets_are_contained(a in proptest::collection::btree_set(any::<u64>(), 1..400),
+        fn subsets_are_contained(a in proptest::collection::btree_set(any::<u32>(), 1..400),
                                  keep in 1usize..8, k in 1usize..64) {
-            let a: Vec<u64> = a.into_iter().collect();
-            let sub: Vec<u64> = a.iter().copied().step_by(keep).collect();
+            let a: Vec<u32> = a.into_iter().collect();
+            let sub: Vec<u32> = a.iter().copied().step_by(keep).collect();
             let sample = BottomK::new(&a, k);
             prop_assert!(contained_set_in_sample(&sub, &sample).is_none_or(|c| c == 1.0));
             prop_assert_eq!(contained_sample_in_set(&BottomK::new(&sub, k), &a), 1.0);

@@ -1,17 +1,20 @@
 //! Sketches of the `auto` detector as the engine stores them: a compact little-endian encoding
 //! (in log records and snapshots), and the per-segment index that answers with them.
 //!
-//! Encoding, version 1 (every integer little endian):
-//! `1 u8 | exact u128 | chars u32 | flags u8` then, by flag,
+//! Encoding, version 2 (every integer little endian):
+//! `2 u8 | exact u128 | chars u32 | flags u8` then, by flag,
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | keys u64×n`;
 //! `simhash` (2): `u64`;
 //! `minhash` (4): `n u16 | signature u32×n | m u16 | keys u64×m`;
 //! `shingles` (8, with minhash): `n u32 | u64×n`;
 //! `lines` (32, under the template veto): `n u32 | u64×n | had_repeats u8` — the keys of the
 //! document's counted lines, sorted, and whether any was repeated when it was stored;
-//! `distinct` (64, under the template veto): `n u16 | signature u32×n | guard u8`, then with
-//! `guard` 1 the samples of the whole document and of the distinct part, each
-//! `complete u8 | n u16 | u64×n`.
+//! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
+//! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
+//! part, each `complete u8 | n u16 | u32×n`.
+//! Version 1 differs only in the `distinct` part (32-bit slots, 64-bit samples): a version 1
+//! sketch without one is read as version 2; one with it is refused (the data directory was
+//! written by an older build under the template veto and must be rebuilt).
 //! The detector configuration that produced the sketch is recorded in the data directory, so a
 //! sketch is only ever read by an engine with the same configuration.
 
@@ -22,7 +25,9 @@ use crate::policy::{AutoDetector, AutoSketch};
 use crate::shorttext::ShortSketch;
 use crate::template_veto::{DistinctPart, DistinctSketch, VetoRules};
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+/// The one older version still read: the same layout but for the `distinct` part.
+const VERSION_1: u8 = 1;
 const SHORT: u8 = 1;
 const SIMHASH: u8 = 2;
 const MINHASH: u8 = 4;
@@ -125,14 +130,17 @@ fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool) {
         out.push(u8::from(v.had_repeats));
         if let Some(p) = v.part.as_ref().filter(|_| !hold) {
             out.extend_from_slice(&(p.signature.len() as u16).to_le_bytes());
-            for x in &p.signature {
+            for x in p.signature.iter() {
                 out.extend_from_slice(&x.to_le_bytes());
             }
             out.push(u8::from(p.samples.is_some()));
             if let Some((whole, part)) = &p.samples {
                 for b in [whole, part] {
                     out.push(u8::from(b.complete));
-                    keys(out, &b.hashes);
+                    out.extend_from_slice(&(b.hashes.len() as u16).to_le_bytes());
+                    for h in b.hashes.iter() {
+                        out.extend_from_slice(&h.to_le_bytes());
+                    }
                 }
             }
         }
@@ -199,7 +207,7 @@ pub(super) fn decode(b: &[u8]) -> Result<DocSketch, String> {
 fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
-    if v != VERSION {
+    if v != VERSION && v != VERSION_1 {
         return Err(format!(
             "sketch encoding version {v}, this build reads version {VERSION}"
         ));
@@ -207,6 +215,13 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let exact = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
     let chars = r.u32()? as usize;
     let flags = r.u8()?;
+    if v == VERSION_1 && flags & (DISTINCT | HELD) != 0 {
+        return Err(format!(
+            "sketch encoding version {VERSION_1} with a template-veto part, written by an older \
+             build; this build reads version {VERSION}: rebuild the data directory (start with \
+             an empty one and send the documents again)"
+        ));
+    }
     // Every bit has a meaning; a part is either present or left out, never both.
     for (both, what) in [
         (MINHASH | STRIPPED, "MinHash"),
@@ -272,16 +287,15 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
         };
         let part = if flags & DISTINCT != 0 {
             let n = r.u16()? as usize;
-            let signature = (0..n).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
+            let signature = (0..n).map(|_| r.u16()).collect::<Result<Box<[u16]>, _>>()?;
             let samples = match r.u8()? {
                 0 => None,
                 1 => {
                     let mut sample = || -> Result<BottomK, String> {
                         let complete = r.u8()? != 0;
-                        Ok(BottomK {
-                            complete,
-                            hashes: r.keys()?,
-                        })
+                        let n = r.u16()? as usize;
+                        let hashes = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+                        Ok(BottomK { complete, hashes })
                     };
                     Some((sample()?, sample()?))
                 }
@@ -503,7 +517,7 @@ mod tests {
     /// Sketches of `texts()`, each without and with the veto's parts (lines only; lines and a
     /// distinct part with and without guard samples).
     fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
-        let set: Vec<u64> = (0..300u64).map(|i| i * 7919).collect();
+        let set: Vec<u32> = (0..300u32).map(|i| i * 7919).collect();
         let mut out = Vec::new();
         for t in texts() {
             let auto = det.sketch(&t).unwrap();
@@ -555,10 +569,39 @@ mod tests {
             let mut longer = b.clone();
             longer.push(0);
             assert!(decode(&longer).is_err());
-            let mut v2 = b.clone();
-            v2[0] = 2;
-            assert!(decode(&v2).unwrap_err().contains("version"));
+            let mut v3 = b.clone();
+            v3[0] = 3;
+            assert!(decode(&v3).unwrap_err().contains("version"));
         }
+    }
+
+    /// Version 1 wrote the template veto's distinct part with 32-bit slots and 64-bit samples.
+    /// Read as version 2 it would be misread, so it is refused with what to do; a version 1
+    /// sketch without that part has the same layout and is read.
+    #[test]
+    fn version_1_sketches_with_a_distinct_part_are_refused_not_misread() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
+        let (mut read, mut refused) = (0, 0);
+        for s in sketches(&det) {
+            let mut b = Vec::new();
+            encode(&s, &mut b);
+            b[0] = VERSION_1;
+            let has_part = s.veto.as_ref().is_some_and(|v| v.part.is_some());
+            match decode(&b) {
+                Ok(d) => {
+                    assert!(!has_part);
+                    assert_eq!(d, s);
+                    read += 1;
+                }
+                Err(e) => {
+                    assert!(has_part, "{e}");
+                    assert!(e.contains("rebuild the data directory"), "{e}");
+                    refused += 1;
+                }
+            }
+        }
+        assert!(read > 0 && refused > 0);
     }
 
     /// The index keeps long documents' sketches without their signature (the detector holds
