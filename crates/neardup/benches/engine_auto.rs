@@ -190,7 +190,7 @@ fn bench(c: &mut Criterion) {
         unique_t.push(s.elapsed());
         // New compositions of spans: unique but for the rare short one that happens to be
         // within the edit-distance threshold of a stored one.
-        let short_doc = next % 5 == 0; // `doc(next - 1)`: every fifth is short
+        let short_doc = next.is_multiple_of(5); // `doc(next - 1)`: every fifth is short
         match o {
             Ok(o) if o.decision == Decision::Unique => new_unique[usize::from(short_doc)] += 1,
             Ok(o) => {
