@@ -481,6 +481,34 @@ impl VetoRules {
     /// The distinct part of `text`, when it is substantial. `line_docs[i]` is how many
     /// documents (this one included) hold line `i` (0 for lines too short to be counted).
     pub fn distinct_part(&self, text: &str, line_docs: &[u32]) -> Option<DistinctSketch> {
+        self.distinct_part_of(text, None, line_docs)
+    }
+
+    /// `text` normalised as the whole document is ([`distinct_part_normalized`]
+    /// (Self::distinct_part_normalized) takes it).
+    pub fn normalize_whole(&self, text: &str) -> String {
+        self.normalizer.normalize_remembered(text)
+    }
+
+    /// [`distinct_part`](Self::distinct_part), given `whole`, the text as
+    /// [`normalize_whole`](Self::normalize_whole) gives it: for callers that sketch many
+    /// documents before they know the line counts, where the thread's last normalisation is
+    /// another document's.
+    pub fn distinct_part_normalized(
+        &self,
+        text: &str,
+        whole: &str,
+        line_docs: &[u32],
+    ) -> Option<DistinctSketch> {
+        self.distinct_part_of(text, Some(whole), line_docs)
+    }
+
+    fn distinct_part_of(
+        &self,
+        text: &str,
+        whole: Option<&str>,
+        line_docs: &[u32],
+    ) -> Option<DistinctSketch> {
         let repeated = line_docs.iter().any(|&n| n >= self.opts.min_docs);
         if !repeated {
             return None;
@@ -514,9 +542,13 @@ impl VetoRules {
         // Only now the document's size is needed: the whole document's first (the inner
         // detector has just normalised it), then, only if the part is too small against that
         // and there are template lines, the size without them (a smaller denominator).
+        let whole: std::borrow::Cow<'_, str> = match whole {
+            Some(w) => w.into(),
+            None => self.normalizer.normalize_remembered(text).into(),
+        };
         let below =
             |total: usize| (part as f64) < self.opts.min_distinct_share * total.max(1) as f64;
-        if below(non_space_chars(&self.normalizer.normalize_remembered(text)))
+        if below(non_space_chars(&whole))
             && (!template
                 || below(non_space_chars(
                     &self.fp.normalize(&lines_below(self.opts.template_docs)),
@@ -526,7 +558,7 @@ impl VetoRules {
         }
         let signature = self.hasher.signature_normalized(&kept)?;
         let guard = self.opts.contained_above.map(|_| GuardSets {
-            whole: shingle_set(&self.normalizer.normalize_remembered(text), GUARD_NGRAM),
+            whole: shingle_set(&whole, GUARD_NGRAM),
             part: shingle_set(&kept, GUARD_NGRAM),
         });
         Some(DistinctSketch { signature, guard })

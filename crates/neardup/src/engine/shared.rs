@@ -158,29 +158,58 @@ impl Shared {
                 Content::Fingerprint(f) => Ok(Key::Fingerprint(*f)),
             });
         };
-        let mut out: Vec<Result<Key>> = each(&|c| match c {
-            Content::Text(t) => Ok(Key::Sketch(Box::new(DocSketch {
-                auto: a.sketcher.sketch(t)?,
-                veto: None,
-            }))),
-            Content::Fingerprint(_) => Err(EngineError::TextRequired {
-                detector: self.cfg.detector.name(),
-            }),
-        });
         let Some(rules) = &a.veto else {
-            return out;
+            return each(&|c| match c {
+                Content::Text(t) => Ok(Key::Sketch(Box::new(DocSketch {
+                    auto: a.sketcher.sketch(t)?,
+                    veto: None,
+                }))),
+                Content::Fingerprint(_) => Err(EngineError::TextRequired {
+                    detector: self.cfg.detector.name(),
+                }),
+            });
+        };
+        // Under the veto, each text's normalised whole is taken right after its sketch, on the
+        // same thread, where the normaliser still remembers it.
+        let mut wholes: Vec<Option<String>> = vec![None; contents.len()];
+        let mut out: Vec<Result<Key>> = {
+            let sketch = |c: &Content| match c {
+                Content::Text(t) => {
+                    let auto = a.sketcher.sketch(t)?;
+                    Ok((
+                        Key::Sketch(Box::new(DocSketch { auto, veto: None })),
+                        Some(rules.normalize_whole(t)),
+                    ))
+                }
+                Content::Fingerprint(_) => Err(EngineError::TextRequired {
+                    detector: self.cfg.detector.name(),
+                }),
+            };
+            let both: Vec<Result<(Key, Option<String>)>> = if serial {
+                contents.iter().map(|c| sketch(c)).collect()
+            } else {
+                contents.par_iter().map(|c| sketch(c)).collect()
+            };
+            both.into_iter()
+                .zip(wholes.iter_mut())
+                .map(|(r, w)| {
+                    r.map(|(k, whole)| {
+                        *w = whole;
+                        k
+                    })
+                })
+                .collect()
         };
         // The texts that were sketched; an unsketched one (an error) counts no line.
-        let texts: Vec<(usize, &str)> = contents
+        let (at, only): (Vec<usize>, Vec<(&str, String)>) = contents
             .iter()
             .enumerate()
             .filter(|(i, _)| out[*i].is_ok())
             .filter_map(|(i, c)| match c {
-                Content::Text(t) => Some((i, t.as_str())),
+                Content::Text(t) => Some((i, (t.as_str(), wholes[i].take().unwrap_or_default()))),
                 Content::Fingerprint(_) => None,
             })
-            .collect();
-        let only: Vec<&str> = texts.iter().map(|x| x.1).collect();
+            .unzip();
         let sketches = veto::sketch_batch(rules, &only, |keys| {
             let inner = self.read();
             keys.iter()
@@ -191,7 +220,7 @@ impl Shared {
                 })
                 .collect()
         });
-        for ((i, _), v) in texts.into_iter().zip(sketches) {
+        for (i, v) in at.into_iter().zip(sketches) {
             if let Ok(Key::Sketch(s)) = &mut out[i] {
                 s.veto = Some(v);
             }

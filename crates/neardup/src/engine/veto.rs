@@ -53,20 +53,21 @@ impl LineCounts {
     }
 }
 
-/// The veto's sketches of a batch of texts being checked, in order. `stored(keys)` gives, for
+/// The veto's sketches of a batch of texts being checked, in order, each given with its
+/// normalised whole ([`VetoRules::normalize_whole`]). `stored(keys)` gives, for
 /// each line key of a text (`None`: a line too short to count), how many stored documents hold
 /// it; the caller takes the engine's read lock for it.
 pub(super) fn sketch_batch(
     rules: &VetoRules,
-    texts: &[&str],
+    texts: &[(&str, String)],
     stored: impl FnOnce(&[Vec<Option<u64>>]) -> Vec<Vec<u32>>,
 ) -> Vec<VetoSketch> {
-    let keys: Vec<Vec<Option<u64>>> = texts.par_iter().map(|t| rules.line_keys(t)).collect();
+    let keys: Vec<Vec<Option<u64>>> = texts.par_iter().map(|t| rules.line_keys(t.0)).collect();
     // The batch's own counts: each distinct text once, each of its lines once.
     let mut batch: HashMap<u64, u32, FastBuild> = HashMap::default();
     let mut texts_seen: HashSet<u64, FastBuild> = HashSet::default();
     let mut lines_seen: HashSet<u64, FastBuild> = HashSet::default();
-    for (t, ks) in texts.iter().zip(&keys) {
+    for ((t, _), ks) in texts.iter().zip(&keys) {
         if !texts_seen.insert(xxh3(t.as_bytes())) {
             continue;
         }
@@ -81,13 +82,13 @@ pub(super) fn sketch_batch(
     texts
         .par_iter()
         .zip(keys.par_iter().zip(stored.par_iter()))
-        .map(|(t, (ks, st))| {
+        .map(|((t, whole), (ks, st))| {
             let line_docs: Vec<u32> = ks
                 .iter()
                 .zip(st)
                 .map(|(k, n)| k.map_or(0, |k| n + batch.get(&k).copied().unwrap_or(0)))
                 .collect();
-            let distinct = rules.distinct_part(t, &line_docs);
+            let distinct = rules.distinct_part_normalized(t, whole, &line_docs);
             let min_docs = rules.options().min_docs;
             let mut lines: Vec<u64> = ks.iter().flatten().copied().collect();
             lines.sort_unstable();
