@@ -484,8 +484,8 @@ impl VetoRules {
         self.distinct_part_of(text, None, line_docs)
     }
 
-    /// `text` normalised as the whole document is ([`distinct_part_normalized`]
-    /// (Self::distinct_part_normalized) takes it).
+    /// `text` normalised as the whole document is (what
+    /// [`distinct_part_normalized`](Self::distinct_part_normalized) takes).
     pub fn normalize_whole(&self, text: &str) -> String {
         self.normalizer.normalize_remembered(text)
     }
