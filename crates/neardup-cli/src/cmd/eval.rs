@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use neardup::detect::spec::DetectorSpec;
 use neardup::eval::{self, MakeOptions, SetDoc, SourceDoc, Truth};
 use serde_json::Value;
 
@@ -20,7 +21,9 @@ use crate::input::{DocReader, Format, InputArgs};
 Examples:
   neardup eval make corpus.jsonl --seed 7 --output set.jsonl
   neardup dedup set.jsonl > out.jsonl && neardup eval score set.jsonl out.jsonl
-  neardup eval sweep set.jsonl --k 0..8 --chart pr.svg
+  neardup eval sweep set.jsonl --chart pr.svg            # the default detector's threshold
+  neardup eval sweep set.jsonl --threshold 0.4,0.5,0.6 --no-template-veto
+  neardup eval sweep set.jsonl --k 0..8 --features jieba  # simhash distance
 
 Pairwise scoring: a true pair is two documents of the same planted group, a predicted pair two
 documents of the same dedup cluster; precision = correct/predicted, recall = correct/true.
@@ -38,7 +41,8 @@ pub enum EvalCommand {
     Make(MakeArgs),
     /// Score dedup output against an evaluation set: pairwise precision, recall, F1.
     Score(ScoreArgs),
-    /// Run dedup in-process at a range of distances and score each: a table and an SVG chart.
+    /// Run dedup in-process at a range of settings (the Jaccard threshold of the default
+    /// detector or of minhash, or the simhash distance) and score each: a table and an SVG chart.
     Sweep(SweepArgs),
 }
 
@@ -95,9 +99,26 @@ pub struct ScoreArgs {
 pub struct SweepArgs {
     /// The evaluation set (from `neardup eval make`).
     pub set: PathBuf,
-    /// Distances: a range `A..B` (inclusive) or a list `0,2,3`.
-    #[arg(long, default_value = "0..8", value_parser = parse_ks)]
-    pub k: KList,
+    /// Sweep the simhash Hamming distance over these: a range `A..B` (inclusive) or a list
+    /// `0,2,3` (the detector is then simhash).
+    #[arg(long, value_parser = parse_ks, conflicts_with_all = ["threshold", "detector"])]
+    pub k: Option<KList>,
+    /// Sweep the Jaccard threshold over these: a list `0.4,0.5,0.6`
+    /// [default: 0.3,0.35,…,0.9 when --k is not given].
+    #[arg(long, value_delimiter = ',', value_parser = parse_sweep_threshold)]
+    pub threshold: Vec<f64>,
+    /// The detector whose threshold is swept: auto (the default of `neardup dedup`) or minhash.
+    #[arg(
+        long = "method",
+        id = "detector",
+        value_name = "DETECTOR",
+        default_value = "auto",
+        value_parser = ["auto", "minhash"]
+    )]
+    pub detector: String,
+    /// Sweep without the template veto (as `neardup dedup --no-template-veto`).
+    #[arg(long)]
+    pub no_template_veto: bool,
     #[command(flatten)]
     pub features: FeatureArgs,
     /// Write an SVG chart of precision and recall against k to FILE.
@@ -112,6 +133,15 @@ pub struct SweepArgs {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+}
+
+fn parse_sweep_threshold(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t <= 1.0 => Ok(t),
+        _ => Err(format!(
+            "`{s}`: a threshold is a Jaccard similarity in (0, 1], e.g. 0.5"
+        )),
+    }
 }
 
 /// A list of distances.
@@ -295,10 +325,44 @@ fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     set_threads(a.threads);
     let set = read_set(&a.set)?;
     let fp = a.features.fingerprinter()?;
-    fp.warm_up();
     let texts: Vec<&str> = set.iter().map(|d| d.text.as_str()).collect();
     let truth: Vec<Truth> = set.iter().map(SetDoc::truth).collect();
-    let points = eval::sweep_simhash(&fp, &texts, &truth, &a.k.0)?;
+    let (points, what) = match &a.k {
+        Some(ks) => {
+            if a.no_template_veto {
+                anyhow::bail!("--no-template-veto applies to a threshold sweep; simhash (--k) has no template veto");
+            }
+            fp.warm_up();
+            (
+                eval::sweep_simhash(&fp, &texts, &truth, &ks.0)?,
+                format!("simhash, features {:?}", a.features.method),
+            )
+        }
+        None => {
+            let thresholds: Vec<f64> = if a.threshold.is_empty() {
+                (6..=18).map(|i| f64::from(i) * 0.05).collect()
+            } else {
+                a.threshold.clone()
+            };
+            let spec = DetectorSpec {
+                method: a.detector.parse()?,
+                template_veto: !a.no_template_veto,
+                ..DetectorSpec::default()
+            };
+            (
+                eval::sweep_threshold(&fp, &texts, &truth, &spec, &thresholds)?,
+                format!(
+                    "{}{}",
+                    a.detector,
+                    if a.no_template_veto {
+                        ", no template veto"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        }
+    };
     print!("{}", eval::sweep_table(&points));
     if let Some(p) = &a.json {
         std::fs::write(p, serde_json::to_string_pretty(&points)? + "\n")
@@ -307,11 +371,10 @@ fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     if let Some(p) = &a.chart {
         let title = a.title.clone().unwrap_or_else(|| {
             format!(
-                "{} — simhash, features {:?}",
+                "{} — {what}",
                 a.set
                     .file_name()
                     .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-                a.features.method
             )
         });
         std::fs::write(p, eval::sweep_svg(&points, &title))

@@ -261,3 +261,84 @@ fn make_plants_the_chosen_kinds_and_copies() {
         "{planted} / {originals}"
     );
 }
+
+/// `eval sweep` over the default detector's threshold decides as `neardup dedup` does: at 0.5
+/// (dedup's default) and at 0.7 (`dedup --threshold 0.7`) its scores are those of `eval score`
+/// on dedup's output; `--k` and `--threshold` are refused together, and a bad threshold names
+/// the range.
+#[test]
+fn threshold_sweep_scores_what_dedup_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.jsonl");
+    let o = run(
+        &[
+            "eval",
+            "make",
+            &fixture("mixed.jsonl"),
+            "--seed",
+            "3",
+            "--output",
+            set.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let set = set.to_str().unwrap();
+    let json = dir.path().join("sweep.json");
+    let o = run(
+        &[
+            "eval",
+            "sweep",
+            set,
+            "--threshold",
+            "0.5,0.7",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert!(table.starts_with("   t"), "{table}");
+    assert_eq!(table.lines().count(), 3, "{table}");
+    let points: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let points = points.as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (p, flags) in points.iter().zip([&[][..], &["--threshold", "0.7"][..]]) {
+        let out = dir.path().join("out.jsonl");
+        let mut args = vec!["dedup", "-q", "-o", out.to_str().unwrap(), set];
+        args.extend_from_slice(flags);
+        let o = run(&args, None);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let scored = dir.path().join("scores.json");
+        let o = run(
+            &[
+                "eval",
+                "score",
+                set,
+                out.to_str().unwrap(),
+                "--json",
+                scored.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s: Value = serde_json::from_str(&std::fs::read_to_string(&scored).unwrap()).unwrap();
+        assert_eq!(p["scores"], s, "threshold {}", p["threshold"]);
+        assert!(p.get("k").is_none());
+    }
+    assert!(points[0]["scores"]["overall"]["recall"].as_f64().unwrap() > 0.0);
+
+    let o = run(
+        &["eval", "sweep", set, "--k", "0..2", "--threshold", "0.5"],
+        None,
+    );
+    assert!(!o.status.success());
+    let o = run(&["eval", "sweep", set, "--threshold", "1.5"], None);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("(0, 1]"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -434,15 +434,20 @@ pub fn sketch_batch<D: Detector, S: AsRef<str> + Sync>(
     refs.par_iter().map(|t| detector.sketch(t)).collect()
 }
 
-/// Deduplicates a whole slice of texts (batches of 4096).
+/// Deduplicates a whole slice of texts, in the batches `neardup dedup` reads ([`batch_end`]),
+/// so the decisions are the command's.
 pub fn dedup<D: Detector, S: AsRef<str> + Sync>(
     detector: D,
     texts: &[S],
     keep: Keep,
 ) -> Result<Clustering, SketchFailure> {
     let mut d = Deduper::new(detector);
-    for chunk in texts.chunks(4096) {
-        d.push_batch(chunk)?;
+    let bytes: Vec<usize> = texts.iter().map(|t| t.as_ref().len()).collect();
+    let mut start = 0;
+    while start < texts.len() {
+        let end = batch_end(&bytes, start);
+        d.push_batch(&texts[start..end])?;
+        start = end;
     }
     Ok(d.finish(keep))
 }

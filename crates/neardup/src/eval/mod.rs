@@ -58,7 +58,7 @@ mod sweep;
 
 pub use score::{score, Prf, Row, Scores};
 pub use sources::{jsonl_sources, pair_truth, paragraph_sources};
-pub use sweep::{simhashes, sweep_simhash, sweep_svg, sweep_table, SweepPoint};
+pub use sweep::{simhashes, sweep_simhash, sweep_svg, sweep_table, sweep_threshold, SweepPoint};
 
 use std::collections::HashMap;
 

@@ -1,22 +1,45 @@
-//! Sweeps of the simhash distance k: dedup at each k, scored, as a table and an SVG chart.
+//! Sweeps of a detector's own knob — the simhash distance k, or the MinHash Jaccard threshold
+//! of `minhash` and the default `auto` detector —: dedup at each setting, scored, as a table and
+//! an SVG chart.
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::score::{fmt_opt, score, Prf, Scores};
 use super::Truth;
-use crate::dedup::{dedup_sketches, Keep};
-use crate::detect::SimhashDetector;
+use crate::dedup::{dedup, dedup_sketches, Keep};
+use crate::detect::spec::{DetectorSpec, WithDetector};
+use crate::detect::{Detector, SimhashDetector};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 
-/// Scores at one distance of a sweep.
+/// Scores at one setting of a sweep: a simhash distance `k` or a Jaccard `threshold`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepPoint {
-    /// The Hamming distance.
-    pub k: u32,
-    /// The scores of dedup at that distance.
+    /// The Hamming distance (a simhash sweep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// The Jaccard threshold (a `minhash` or `auto` sweep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// The scores of dedup at that setting.
     pub scores: Scores,
+}
+
+impl SweepPoint {
+    /// The setting, as a number.
+    fn x(&self) -> f64 {
+        self.threshold.unwrap_or(self.k.unwrap_or(0) as f64)
+    }
+
+    /// The setting, as the table and the chart show it.
+    fn label(&self) -> String {
+        match (self.k, self.threshold) {
+            (Some(k), _) => k.to_string(),
+            (None, Some(t)) => format!("{t:.2}"),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// Simhash fingerprints of texts in parallel; `None` for empty documents.
@@ -47,7 +70,82 @@ pub fn sweep_simhash(
             let c = dedup_sketches(det, sketches.iter().copied(), &lengths, Keep::First);
             let pred: Vec<u64> = c.outcomes.iter().map(|o| u64::from(o.cluster)).collect();
             Ok(SweepPoint {
-                k,
+                k: Some(k),
+                threshold: None,
+                scores: score(truth, &pred),
+            })
+        })
+        .collect()
+}
+
+/// Runs dedup with the detector `base` names at every Jaccard threshold in `thresholds` — the
+/// decisions of `neardup dedup --method M --threshold T` (online linkage, keep first, the
+/// batches of [`crate::dedup::batch_end`]) — and scores each clustering against `truth`
+/// (aligned with `texts`).
+///
+/// # Errors
+/// [`Error::Config`] when `base` names a method without a threshold (simhash: use
+/// [`sweep_simhash`]) or a threshold is out of range; a sketching error of a text.
+///
+/// ```
+/// use neardup::detect::spec::DetectorSpec;
+/// use neardup::eval::{sweep_threshold, Bucket, Kind, Truth};
+/// use neardup::{FingerprintConfig, Fingerprinter};
+/// let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+/// // Long texts (over 140 characters: the MinHash path); b changes a's last six words.
+/// let a = "the harbour authority announced on tuesday that the northern pier will close for repairs \
+///     after engineers found that its wooden supports had rotted through decades of salt water, \
+///     and fishing boats will move to the southern dock until the work is done next spring";
+/// let b = "the harbour authority announced on tuesday that the northern pier will close for repairs \
+///     after engineers found that its wooden supports had rotted through decades of salt water, \
+///     and fishing boats will move to the southern dock for the whole coming season";
+/// let c = "a storm closed the mountain pass for three days last winter and cut off the villages \
+///     beyond it, so that the school stayed shut and the bakery ran out of flour before the \
+///     snow ploughs from the valley finally reached the upper road on the fourth morning";
+/// let t = |group, kind| Truth { group, kind, bucket: Bucket::Short };
+/// let truth = [t(0, Kind::Original), t(0, Kind::Edit), t(1, Kind::Unique)];
+/// let points = sweep_threshold(&fp, &[a, b, c], &truth, &DetectorSpec::default(), &[0.5, 0.99]).unwrap();
+/// assert_eq!(points[0].scores.overall.recall, Some(1.0));
+/// assert_eq!(points[1].scores.overall.recall, Some(0.0));
+/// ```
+pub fn sweep_threshold(
+    fp: &Fingerprinter,
+    texts: &[&str],
+    truth: &[Truth],
+    base: &DetectorSpec,
+    thresholds: &[f64],
+) -> Result<Vec<SweepPoint>> {
+    if !base.method.uses_threshold() {
+        return Err(Error::Config(format!(
+            "method {} has no Jaccard threshold to sweep: sweep its distance k instead",
+            base.method.name()
+        )));
+    }
+    /// Dedup with the detector a spec names.
+    struct Run<'a>(&'a [&'a str]);
+    impl WithDetector for Run<'_> {
+        type Output = Result<Vec<u64>>;
+        fn with<D: Detector>(self, make: impl Fn() -> Result<D>) -> Result<Vec<u64>> {
+            let c = dedup(make()?, self.0, Keep::First).map_err(|e| e.source)?;
+            Ok(c.outcomes.iter().map(|o| u64::from(o.cluster)).collect())
+        }
+    }
+    thresholds
+        .iter()
+        .map(|&t| {
+            if !(t > 0.0 && t <= 1.0) {
+                return Err(Error::Config(format!(
+                    "threshold {t} is out of range: use a Jaccard similarity in (0, 1]"
+                )));
+            }
+            let spec = DetectorSpec {
+                threshold: t,
+                ..base.clone()
+            };
+            let pred = spec.build(fp, Run(texts))?;
+            Ok(SweepPoint {
+                k: None,
+                threshold: Some(t),
                 scores: score(truth, &pred),
             })
         })
@@ -66,15 +164,21 @@ fn find_row<'a>(s: &'a Scores, kind: &str, bucket: &str) -> Option<&'a Prf> {
         .map(|r| &r.prf)
 }
 
-/// A plain-text table of a sweep: P/R/F1 overall and per bucket at each k.
+/// A plain-text table of a sweep: P/R/F1 overall and per bucket at each setting.
 pub fn sweep_table(points: &[SweepPoint]) -> String {
-    let mut s = format!("{:>3}", "k");
+    let knob = if points.iter().any(|p| p.threshold.is_some()) {
+        "t"
+    } else {
+        "k"
+    };
+    let width = if knob == "t" { 4 } else { 3 };
+    let mut s = format!("{knob:>width$}");
     for b in ["all", "short", "medium", "long"] {
         s.push_str(&format!("  {:>6} {:>6} {:>6}", format!("P.{b}"), "R", "F1"));
     }
     s.push('\n');
     for p in points {
-        s.push_str(&format!("{:>3}", p.k));
+        s.push_str(&format!("{:>width$}", p.label()));
         for b in ["all", "short", "medium", "long"] {
             let r = find_row(&p.scores, "all", b);
             s.push_str(&format!(
@@ -89,18 +193,26 @@ pub fn sweep_table(points: &[SweepPoint]) -> String {
     s
 }
 
-/// An SVG line chart of precision and recall against k (overall and for long texts).
+/// An SVG line chart of precision and recall against the setting (overall and for long texts).
 pub fn sweep_svg(points: &[SweepPoint], title: &str) -> String {
     let (w, h) = (720.0f64, 440.0f64);
     let (l, r, t, b) = (60.0, 170.0, 40.0, 50.0);
     let (pw, ph) = (w - l - r, h - t - b);
-    let kmin = points.iter().map(|p| p.k).min().unwrap_or(0) as f64;
+    let kmin = points
+        .iter()
+        .map(SweepPoint::x)
+        .fold(f64::INFINITY, f64::min);
+    let kmin = if kmin.is_finite() { kmin } else { 0.0 };
     let kmax = points
         .iter()
-        .map(|p| p.k)
-        .max()
-        .unwrap_or(1)
-        .max(kmin as u32 + 1) as f64;
+        .map(SweepPoint::x)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let kmax = if kmax > kmin { kmax } else { kmin + 1.0 };
+    let axis = if points.iter().any(|p| p.threshold.is_some()) {
+        "Jaccard threshold"
+    } else {
+        "Hamming distance k"
+    };
     let x = |k: f64| l + (k - kmin) / (kmax - kmin) * pw;
     let y = |v: f64| t + (1.0 - v) * ph;
     let mut s = format!(
@@ -120,16 +232,16 @@ pub fn sweep_svg(points: &[SweepPoint], title: &str) -> String {
         ));
     }
     for p in points {
-        let xv = x(p.k as f64);
+        let xv = x(p.x());
         s.push_str(&format!(
             "<line x1=\"{xv:.1}\" x2=\"{xv:.1}\" y1=\"{t}\" y2=\"{}\" stroke=\"#eee\"/><text x=\"{xv:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
             t + ph,
             t + ph + 18.0,
-            p.k
+            p.label()
         ));
     }
     s.push_str(&format!(
-        "<rect x=\"{l}\" y=\"{t}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#333\"/>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">Hamming distance k</text>\n",
+        "<rect x=\"{l}\" y=\"{t}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#333\"/>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{axis}</text>\n",
         l + pw / 2.0,
         h - 10.0
     ));
@@ -151,7 +263,7 @@ pub fn sweep_svg(points: &[SweepPoint], title: &str) -> String {
                     "recall" => prf.recall,
                     _ => prf.f1,
                 }?;
-                Some(format!("{:.1},{:.1}", x(p.k as f64), y(v)))
+                Some(format!("{:.1},{:.1}", x(p.x()), y(v)))
             })
             .collect();
         if !pts.is_empty() {
