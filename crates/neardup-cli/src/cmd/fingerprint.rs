@@ -111,7 +111,7 @@ pub fn run(mut args: FingerprintArgs) -> anyhow::Result<()> {
                 ),
             };
             match doc.kind {
-                DocKind::JsonLine => writeln!(
+                DocKind::JsonLine | DocKind::Row => writeln!(
                     out,
                     "{}",
                     serde_json::json!({ "id": doc.id, "simhash": hex })

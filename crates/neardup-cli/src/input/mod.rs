@@ -1,10 +1,11 @@
-//! Reading documents: JSONL, one document a line, whole files, and directories of shards;
-//! gzip and zstd by magic bytes.
+//! Reading documents: JSONL, one document a line, whole files, Parquet rows, and directories of
+//! shards; gzip and zstd by magic bytes.
 //!
 //! Every document carries where it came from (file and 1-based line), so errors and
 //! provenance name the file and the line.
 
 mod decode;
+mod parquet;
 mod sources;
 
 use std::io::{BufRead, Read};
@@ -19,9 +20,9 @@ use sources::{name_kind, NameKind, Source};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// By name: `.jsonl`/`.ndjson`/`.json` → jsonl, `.txt`/`.html` → one document per file
-    /// (a `.gz`/`.zst` suffix set aside), a directory → its shards and pages; anything else,
-    /// standard input included → jsonl when its first non-blank byte is `{`, else one
-    /// document per file (lines for standard input).
+    /// (a `.gz`/`.zst` suffix set aside), `.parquet`/`.pq` → parquet, a directory → its shards
+    /// and pages; anything else → parquet when it starts with `PAR1`, jsonl when its first
+    /// non-blank byte is `{`, else one document per file (lines for standard input).
     Auto,
     /// One JSON object a line (`{"id": …, "text": …}`).
     Jsonl,
@@ -29,6 +30,9 @@ pub enum Format {
     Lines,
     /// A whole file is one document.
     Text,
+    /// Parquet: one document a row, the text from the `--text-field` column (`a.b` for a
+    /// nested field), the id from the `--id-field` column when there is one.
+    Parquet,
 }
 
 /// Options for reading documents.
@@ -37,11 +41,11 @@ pub struct InputArgs {
     /// Input format. Compression (gzip, zstd) is recognised by content, in every format.
     #[arg(long, value_enum, default_value = "auto")]
     pub format: Format,
-    /// JSONL field holding the document id (documents without one get their 1-based line
-    /// number, or FILE:LINE when several files are read).
+    /// JSONL field (Parquet column) holding the document id (documents without one get their
+    /// 1-based line or row number, or FILE:LINE when several files are read).
     #[arg(long, default_value = "id")]
     pub id_field: String,
-    /// JSONL field holding the document text.
+    /// JSONL field (Parquet column; a nested one by its path, a.b) holding the document text.
     #[arg(long, default_value = "text")]
     pub text_field: String,
 }
@@ -56,14 +60,14 @@ pub struct InputDoc {
     pub text: String,
     /// The file it came from (`<stdin>` for standard input).
     pub file: Arc<str>,
-    /// Its 1-based line, for line-based input.
+    /// Its 1-based line, for line-based input (its 1-based row, for Parquet).
     pub line: Option<u64>,
     /// Bytes this document took in the (decompressed) input, for throughput figures.
     pub bytes: usize,
     /// How the document was stored.
     pub kind: DocKind,
-    /// The original line without its line ending (JSON lines, when asked for with
-    /// [`DocReader::keep_raw`]).
+    /// The original line without its line ending (JSON lines), or the row as one JSON object
+    /// of every column (Parquet), when asked for with [`DocReader::keep_raw`].
     pub raw: Option<Vec<u8>>,
 }
 
@@ -93,6 +97,8 @@ pub enum DocKind {
     Line,
     /// A whole file (or all of standard input).
     File,
+    /// A row of a Parquet file.
+    Row,
 }
 
 /// A bad input record: names the place and says how to fix it.
@@ -193,6 +199,7 @@ pub struct DocReader {
     sources: std::vec::IntoIter<Source>,
     files: Vec<PathBuf>,
     current: Option<LineSource>,
+    rows: Option<parquet::ParquetSource>,
     args: InputArgs,
     multi: bool,
     keep_raw: bool,
@@ -225,6 +232,7 @@ impl DocReader {
             sources: r.sources.into_iter(),
             files,
             current: None,
+            rows: None,
             args: args.clone(),
             keep_raw: false,
             total_bytes: r.total_bytes,
@@ -236,7 +244,7 @@ impl DocReader {
         &self.files
     }
 
-    /// Keep each JSON line's original bytes in [`InputDoc::raw`].
+    /// Keep each JSON line's original bytes (each Parquet row as JSON) in [`InputDoc::raw`].
     pub fn keep_raw(mut self, keep: bool) -> Self {
         self.keep_raw = keep;
         self
@@ -252,6 +260,25 @@ impl DocReader {
             Some(p) => p.display().to_string().into(),
             None => "<stdin>".into(),
         };
+        let by_name = path.as_deref().map_or(NameKind::Unknown, name_kind);
+        let rows = match (self.args.format, by_name, path.as_deref()) {
+            (Format::Parquet, _, _) | (Format::Auto, NameKind::Parquet, _) => true,
+            (Format::Auto, NameKind::Unknown, Some(p)) => parquet::is_parquet(p),
+            _ => false,
+        };
+        if rows {
+            let Some(p) = path.as_deref() else {
+                return Some(Err(BadInput {
+                    origin: name.to_string(),
+                    message: "Parquet cannot be read from standard input (its index is at the end of the file); name the file".into(),
+                }));
+            };
+            match parquet::ParquetSource::open(p, name, &self.args, self.multi, self.keep_raw) {
+                Ok(src) => self.rows = Some(src),
+                Err(e) => return Some(Err(e)),
+            }
+            return None;
+        }
         let (mut stream, _) = match decode::open(path.as_deref()) {
             Ok(s) => s,
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
@@ -267,15 +294,14 @@ impl DocReader {
                 }))
             }
         };
-        let by_name = path.as_deref().map_or(NameKind::Unknown, name_kind);
         let jsonl = match (self.args.format, by_name) {
-            (Format::Jsonl, _) => true,
+            (Format::Jsonl | Format::Parquet, _) => true,
             (Format::Lines, _) => false,
             (Format::Text, _) | (Format::Auto, NameKind::Text) => {
                 return Some(self.whole(stream, name, path.is_none(), dir_id))
             }
             (Format::Auto, NameKind::Jsonl) => true,
-            (Format::Auto, NameKind::Unknown) => {
+            (Format::Auto, NameKind::Unknown | NameKind::Parquet) => {
                 let json = sniff_jsonl(&mut stream);
                 if !json && path.is_some() {
                     return Some(self.whole(stream, name, false, dir_id));
@@ -349,6 +375,15 @@ impl Iterator for DocReader {
 
     fn next(&mut self) -> Option<Item> {
         loop {
+            if let Some(rows) = self.rows.as_mut() {
+                match rows.next_item() {
+                    Some(item) => return Some(item),
+                    None => {
+                        self.rows = None;
+                        continue;
+                    }
+                }
+            }
             if let Some(cur) = self.current.as_mut() {
                 let mut buf = Vec::new();
                 match cur.reader.read_until(b'\n', &mut buf) {
@@ -411,7 +446,9 @@ impl Iterator for DocReader {
             if let Some(item) = self.next_source() {
                 return Some(item);
             }
-            self.current.as_ref()?;
+            if self.current.is_none() && self.rows.is_none() {
+                return None;
+            }
         }
     }
 }

@@ -13,6 +13,8 @@ pub enum NameKind {
     Jsonl,
     /// `.txt`, `.html`, `.htm`: one document per file.
     Text,
+    /// `.parquet`, `.pq`: one document a row.
+    Parquet,
     /// Anything else: decided by content.
     Unknown,
 }
@@ -33,15 +35,18 @@ pub fn name_kind(p: &Path) -> NameKind {
     match inner_ext(p).as_deref() {
         Some("jsonl" | "ndjson" | "json") => NameKind::Jsonl,
         Some("txt" | "html" | "htm") => NameKind::Text,
+        Some("parquet" | "pq") => NameKind::Parquet,
         _ => NameKind::Unknown,
     }
 }
 
-/// Whether `p` looks compressed by its name (for progress totals only).
+/// Whether `p` looks compressed by its name (for progress totals only: the text it holds is
+/// not its size). Parquet files are compressed column by column.
 pub fn named_compressed(p: &Path) -> bool {
     p.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| COMPRESSED.contains(&e.to_ascii_lowercase().as_str()))
+        || name_kind(p) == NameKind::Parquet
 }
 
 /// A file read inside a directory: shards and pages (`.json` is left out: in a directory it
@@ -49,7 +54,7 @@ pub fn named_compressed(p: &Path) -> bool {
 fn dir_member(p: &Path) -> bool {
     matches!(
         inner_ext(p).as_deref(),
-        Some("jsonl" | "ndjson" | "txt" | "html" | "htm")
+        Some("jsonl" | "ndjson" | "txt" | "html" | "htm" | "parquet" | "pq")
     )
 }
 
@@ -113,14 +118,14 @@ pub fn resolve(inputs: &[PathBuf]) -> anyhow::Result<Resolved> {
                 None => " (it is empty)".to_string(),
             };
             anyhow::bail!(
-                "the directory {} held no .jsonl, .ndjson, .txt or .html files, plain or .gz/.zst{seen}; \
+                "the directory {} held no .jsonl, .ndjson, .txt, .html or .parquet files (plain or .gz/.zst){seen}; \
                  name the files themselves to read them (e.g. with --format jsonl)",
                 p.display()
             );
         }
         if let Some(o) = others.first() {
             eprintln!(
-                "warning: {}: ignored {} file(s) that are not .jsonl, .ndjson, .txt or .html (plain or .gz/.zst), e.g. {}",
+                "warning: {}: ignored {} file(s) that are not .jsonl, .ndjson, .txt, .html (plain or .gz/.zst) or .parquet, e.g. {}",
                 p.display(),
                 others.len(),
                 o.display()
@@ -183,7 +188,8 @@ mod tests {
         assert_eq!(k("p.html"), NameKind::Text);
         assert_eq!(k("p.txt.gz"), NameKind::Text);
         assert_eq!(k("data.gz"), NameKind::Unknown);
-        assert_eq!(k("x.parquet"), NameKind::Unknown);
+        assert_eq!(k("x.parquet"), NameKind::Parquet);
+        assert!(dir_member(Path::new("d/part-0001.parquet")));
         assert!(dir_member(Path::new("d/s.jsonl.gz")));
         assert!(!dir_member(Path::new("d/meta.json")));
         assert!(!dir_member(Path::new("d/meta.json.gz")));

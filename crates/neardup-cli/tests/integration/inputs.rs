@@ -63,12 +63,12 @@ fn skip_bad_over_a_gzip_file_reads_it_instead_of_skipping_everything() {
 #[test]
 fn directory_without_readable_files_fails_saying_so() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("data.parquet"), b"PAR1").unwrap();
+    std::fs::write(dir.path().join("data.csv"), b"id,text\n1,hello\n").unwrap();
     let o = run(&["dedup", "-q", dir.path().to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2));
     let e = err(&o);
     assert!(
-        e.contains("held no .jsonl") && e.contains("data.parquet"),
+        e.contains("held no .jsonl") && e.contains("data.csv"),
         "{e}"
     );
     assert!(o.stdout.is_empty());

@@ -59,7 +59,8 @@ their first document, 0-based. --keep longest waits for the whole input, then ke
 document of every cluster (characters; ties → earliest) and points the others at it; with
 --kept it reads the input files a second time (not possible from standard input).
 --kept writes the kept documents unchanged (the original line for jsonl and lines input, from
-files and standard input alike; whole files as {\"id\",\"text\"} lines).
+files and standard input alike; a Parquet row as one JSON object holding every column; whole
+files as {\"id\",\"text\"} lines).
 --removed writes one JSON line per removed document: id, duplicate_of, matched, distance or
 similarity, cluster and a reason in words (with --provenance, file and line).
 An output may not be an input (the run is refused before anything is written); -o - is

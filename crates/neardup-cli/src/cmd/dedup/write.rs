@@ -159,7 +159,8 @@ fn plain(v: &Value) -> String {
 }
 
 /// Writes kept documents unchanged: the original line of jsonl and lines input (files and
-/// standard input alike), `{"id","text"}` for whole files.
+/// standard input alike), a Parquet row as one JSON object of every column, `{"id","text"}`
+/// for whole files.
 pub struct KeptWriter {
     out: Sink,
     id_field: String,
@@ -183,11 +184,11 @@ impl KeptWriter {
                 self.out.write_all(doc.text.as_bytes())?;
                 self.out.write_all(b"\n")?;
             }
-            (DocKind::JsonLine, Some(raw)) => {
+            (DocKind::JsonLine | DocKind::Row, Some(raw)) => {
                 self.out.write_all(raw)?;
                 self.out.write_all(b"\n")?;
             }
-            (DocKind::JsonLine, None) | (DocKind::File, _) => {
+            (DocKind::JsonLine | DocKind::Row, None) | (DocKind::File, _) => {
                 let mut m = serde_json::Map::new();
                 m.insert(self.id_field.clone(), doc.id.clone());
                 m.insert(self.text_field.clone(), Value::from(doc.text.as_str()));
