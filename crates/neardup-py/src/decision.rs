@@ -89,8 +89,8 @@ impl Decision {
         self.duplicate_of_index.is_some()
     }
 
-    /// The decision as the JSON object of a ``neardup dedup`` output line (same keys, same
-    /// omissions).
+    /// The decision as the JSON object of a ``neardup dedup`` output line (the same keys:
+    /// ``similarity`` and ``stage`` are ``None`` for a kept document).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("id", &self.id)?;
@@ -98,12 +98,8 @@ impl Decision {
         d.set_item("cluster", self.cluster)?;
         d.set_item("distance", self.distance)?;
         d.set_item("matched", &self.matched)?;
-        if let Some(s) = self.similarity {
-            d.set_item("similarity", s)?;
-        }
-        if let Some(s) = self.stage {
-            d.set_item("stage", s)?;
-        }
+        d.set_item("similarity", self.similarity)?;
+        d.set_item("stage", self.stage)?;
         if self.empty {
             d.set_item("skipped", "empty")?;
         }

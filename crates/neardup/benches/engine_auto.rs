@@ -50,10 +50,7 @@ fn bases() -> (Vec<String>, Vec<String>) {
 
 /// SplitMix64 of `x`: the spans a document is made of.
 fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    neardup::index::random::SplitMix64::new(x).next()
 }
 
 /// `len` characters of a base text chosen by `h`, from an offset chosen by `h`.

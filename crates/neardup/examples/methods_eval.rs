@@ -23,14 +23,13 @@ use neardup::policy::{AutoDetector, LongMethod, PolicyOptions};
 use neardup::shorttext::{confirmation_text, ShortTextDetector, ShortTextOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
 
-struct Rng(u64);
+struct Rng(neardup::index::random::SplitMix64);
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(neardup::index::random::SplitMix64::new(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next()
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
@@ -156,7 +155,7 @@ struct Set {
 }
 
 fn build(name: &str, base: Vec<String>, short: bool, seed: u64) -> Set {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut items: Vec<(String, Option<usize>)> = Vec::new();
     for (i, d) in base.iter().enumerate() {
         items.push((d.clone(), Some(i)));

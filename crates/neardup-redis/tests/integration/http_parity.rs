@@ -24,14 +24,13 @@ async fn start(backend: Arc<dyn Backend>) -> (SocketAddr, tokio::sync::oneshot::
     (addr, stop)
 }
 
-struct Rng(u64);
+struct Rng(neardup_index::random::SplitMix64);
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(neardup_index::random::SplitMix64::new(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next()
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
@@ -135,7 +134,7 @@ fn parity(redis_url: &str, seed: u64, steps: usize) {
         let (ra, stop_r) = start(redis).await;
         let mut ec = Client::connect(ea).await.unwrap();
         let mut rc = Client::connect(ra).await.unwrap();
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut statuses = std::collections::HashMap::new();
         for step in 0..steps {
             let (method, path, body) = request(&mut rng);

@@ -20,14 +20,13 @@ fn fp() -> Fingerprinter {
 }
 
 /// SplitMix64, for deterministic test data.
-struct Rng(u64);
+struct Rng(neardup::index::random::SplitMix64);
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(neardup::index::random::SplitMix64::new(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next()
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
@@ -112,7 +111,7 @@ proptest! {
         seed in any::<u64>(), inter in 0usize..300, only_a in 0usize..300, only_b in 0usize..300,
     ) {
         prop_assume!(inter + only_a + only_b > 0);
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let (a, b) = key_sets(&mut rng, inter, only_a, only_b);
         let mh = MinHasher::new(&MinHashOptions { seed, ..Default::default() }).unwrap();
         let (sa, sb) = (mh.signature_of_keys(&a), mh.signature_of_keys(&b));
@@ -137,7 +136,7 @@ proptest! {
 /// variance J(1−J)/n (within sampling noise), over many pairs.
 #[test]
 fn minhash_error_is_binomial() {
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
     let (mut se, mut var) = (0.0, 0.0);
     for _ in 0..400 {
@@ -185,7 +184,7 @@ fn optimal_param_matches_datasketch() {
 /// The LSH candidate rate over pairs of Jaccard s follows 1 − (1 − s^r)^b.
 #[test]
 fn lsh_reproduces_the_s_curve() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let opts = MinHashOptions::default();
     let mh = MinHasher::new(&opts).unwrap();
     let (b, r) = optimal_param(0.5, 128, 0.5, 0.5).unwrap();
@@ -271,7 +270,7 @@ proptest! {
 
     #[test]
     fn exact_vs_brute_force(seed in any::<u64>()) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut docs = random_docs(&mut rng, 40);
         for i in 0..10 { let d = docs[i * 3].clone(); docs.push(d); }
         let f = fp();
@@ -284,7 +283,7 @@ proptest! {
     /// confirmation must equal brute force exactly; exact confirmation likewise.
     #[test]
     fn minhash_vs_brute_force(seed in any::<u64>(), t in 0.3f64..0.9) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let docs = random_docs(&mut rng, 40);
         let f = fp();
         for confirm in [Confirm::Estimate, Confirm::Exact] {
@@ -314,7 +313,7 @@ proptest! {
     /// missing it is 0.5^128).
     #[test]
     fn shorttext_vs_brute_force(seed in any::<u64>()) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let docs = random_docs(&mut rng, 40);
         let f = fp();
         let opts = ShortTextOptions {
@@ -339,7 +338,7 @@ proptest! {
 
     #[test]
     fn imatch_vs_brute_force(seed in any::<u64>()) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         // English-like documents of random words from a small vocabulary.
         let vocab: Vec<String> = (0..30).map(|i| format!("w{}x{}", i * 7919 % 1000, i)).collect();
         let docs: Vec<String> = (0..40)

@@ -84,8 +84,8 @@ pub struct Args {
     )]
     pub detector: String,
     /// Turn off the template veto, which refuses matches that rest only on lines repeated
-    /// across many documents (a shared page template inside the text); the online service
-    /// decides without it, and so at the default --threshold of 0.6 (docs/quality.md).
+    /// across many documents (a shared page template inside the text); without it the default
+    /// --threshold is 0.6 (docs/quality.md), as for `neardup serve --no-template-veto`.
     /// (`--no-template` is the old spelling.)
     #[arg(long = "no-template-veto", alias = "no-template")]
     pub no_template: bool,
