@@ -255,7 +255,10 @@ fn id_value(col: &ArrayRef, i: usize) -> Option<Value> {
 
 /// Each row of `batch` as one JSON object (every column), for `--kept`.
 fn json_rows(batch: &RecordBatch) -> Option<Vec<Vec<u8>>> {
-    let mut w = arrow_json::LineDelimitedWriter::new(Vec::new());
+    // Null columns are written as `null`, not left out: a kept row keeps every field.
+    let mut w = arrow_json::WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build::<_, arrow_json::writer::LineDelimited>(Vec::new());
     w.write(batch).ok()?;
     w.finish().ok()?;
     let out = w.into_inner();

@@ -14,10 +14,11 @@ const ARTICLE: &str = "The harbour authority announced on Tuesday that the north
 const OTHER: &str = "A storm closed the mountain pass for three days last winter and cut off the villages beyond it, so that the school stayed shut and the bakery ran out of flour before the ploughs came.";
 
 /// Writes `texts` (a `None` is a null text) as a Parquet file with columns `id` (int64, when
-/// `ids`), `text`, `lang`, and `meta` (a struct holding `body`, the same text).
+/// `ids`), `text`, `lang`, `meta` (a struct holding `body`, the same text) and `note` (null).
 fn write(path: &Path, texts: &[Option<&str>], ids: bool) {
     let text: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
     let lang: ArrayRef = Arc::new(StringArray::from(vec!["en"; texts.len()]));
+    let note: ArrayRef = Arc::new(StringArray::from(vec![None::<&str>; texts.len()]));
     let body = Field::new("body", DataType::Utf8, true);
     let meta: ArrayRef = Arc::new(StructArray::new(
         Fields::from(vec![body]),
@@ -31,7 +32,12 @@ fn write(path: &Path, texts: &[Option<&str>], ids: bool) {
         ));
         cols.push(("id", id));
     }
-    cols.extend([("text", text), ("lang", lang), ("meta", meta)]);
+    cols.extend([
+        ("text", text),
+        ("lang", lang),
+        ("meta", meta),
+        ("note", note),
+    ]);
     let batch = RecordBatch::try_from_iter(cols).unwrap();
     let mut w =
         ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None).unwrap();
@@ -81,6 +87,11 @@ fn parquet_rows_are_documents_with_ids_from_their_column() {
     assert_eq!(k[0]["id"], 100);
     assert_eq!(k[0]["lang"], "en");
     assert_eq!(k[0]["meta"]["body"], ARTICLE);
+    assert!(
+        k[0]["note"].is_null() && k[0].get("note").is_some(),
+        "{}",
+        k[0]
+    );
     assert_eq!(k[1]["text"], OTHER);
 
     // A nested text column by its path; the same decisions.
@@ -129,7 +140,7 @@ fn bad_parquet_input_names_the_file_the_row_and_the_fix() {
     assert!(!o.status.success());
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(
-        e.contains("no column `body`") && e.contains("text, lang, meta"),
+        e.contains("no column `body`") && e.contains("text, lang, meta, note"),
         "{e}"
     );
     // A null text stops the run at its row, or is skipped and counted.
