@@ -155,6 +155,18 @@ fn bench(c: &mut Criterion) {
     );
     engine.shutdown().unwrap();
     drop(engine);
+    // The log and snapshot on disk: what a Redis record of the same sketches also carries.
+    let disk: u64 = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    println!(
+        "on disk (log + snapshot): {:.0} B/doc",
+        disk as f64 / uniques as f64
+    );
     let t = Instant::now();
     let engine = Engine::open(dir.path(), fp, cfg, clock).unwrap();
     println!(
