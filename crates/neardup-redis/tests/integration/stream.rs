@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::common::RedisServer;
 use neardup::dedup::{dedup, Keep};
 use neardup::engine::{Decision, Doc, EngineConfig, EngineError, ManualClock, Outcome};
-use neardup::eval::{jsonl_sources, make_set, paragraph_sources, MakeOptions, SourceDoc};
+use neardup::eval::{jsonl_sources, make_set, sentence_sources, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
 use neardup_redis::{Error, StreamEngine};
@@ -49,8 +49,8 @@ fn cfg() -> EngineConfig {
     }
 }
 
-/// Paragraphs of real text: `shared/corpora` when present beside the repository, else the
-/// core crate's bundled fixtures.
+/// Real text: `shared/corpora` when present beside the repository, else sentences and runs of
+/// sentences of the core crate's bundled fixtures.
 fn sources() -> Vec<Vec<SourceDoc>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let corpora = std::env::var_os("NEARDUP_CORPORA")
@@ -66,7 +66,7 @@ fn sources() -> Vec<Vec<SourceDoc>> {
     let dir = root.join("../neardup/tests/fixtures");
     ["sanguo_ch1.txt", "moby_dick_excerpt.txt"]
         .iter()
-        .map(|f| paragraph_sources(&std::fs::read_to_string(dir.join(f)).unwrap(), f, 20))
+        .map(|f| sentence_sources(&std::fs::read_to_string(dir.join(f)).unwrap(), f))
         .collect()
 }
 

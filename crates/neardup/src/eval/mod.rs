@@ -57,7 +57,7 @@ mod sources;
 mod sweep;
 
 pub use score::{score, Prf, Row, Scores};
-pub use sources::{jsonl_sources, pair_truth, paragraph_sources};
+pub use sources::{jsonl_sources, pair_truth, paragraph_sources, sentence_sources};
 pub use sweep::{simhashes, sweep_simhash, sweep_svg, sweep_table, sweep_threshold, SweepPoint};
 
 use std::collections::HashMap;

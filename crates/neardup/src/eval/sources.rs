@@ -49,6 +49,37 @@ pub fn paragraph_sources(text: &str, label: &str, min_bytes: usize) -> Vec<Sourc
         .collect()
 }
 
+/// Sources cut from a small text: each sentence of at least eight characters (split after
+/// `。！？.!?`; short texts) and runs of eight consecutive sentences, one a line (long texts).
+/// Labels are `<label>#s<i>` and `<label>#r<i>`. For tests and examples that must run on a
+/// few kilobytes of bundled text.
+///
+/// ```
+/// let s = neardup::eval::sentence_sources("天下大势，分久必合，合久必分。周末七国分争，并入于秦。", "t");
+/// assert_eq!(s.len(), 3); // two sentences and one run
+/// assert_eq!(s[2].text, "天下大势，分久必合，合久必分。\n周末七国分争，并入于秦。");
+/// ```
+pub fn sentence_sources(text: &str, label: &str) -> Vec<SourceDoc> {
+    let sentences: Vec<&str> = text
+        .split_inclusive(['。', '！', '？', '.', '!', '?'])
+        .map(str::trim)
+        .filter(|s| s.chars().count() >= 8)
+        .collect();
+    let mut out: Vec<SourceDoc> = sentences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SourceDoc {
+            label: format!("{label}#s{i}"),
+            text: s.to_string(),
+        })
+        .collect();
+    out.extend(sentences.chunks(8).enumerate().map(|(i, run)| SourceDoc {
+        label: format!("{label}#r{i}"),
+        text: run.join("\n"),
+    }));
+    out
+}
+
 /// The truth of a set of real documents whose known near-duplicate pairs are listed as JSONL
 /// lines `{"a": id, "b": id}` (the `pairs_*.jsonl` files): each document's group is its
 /// connected component over the listed pairs (pairs naming an unknown id are passed over).

@@ -14,7 +14,7 @@ use neardup::detect::{Detector, Verdict};
 use neardup::engine::{
     Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
 };
-use neardup::eval::{jsonl_sources, make_set, paragraph_sources, MakeOptions, SourceDoc};
+use neardup::eval::{jsonl_sources, make_set, sentence_sources, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::template_veto::{DistinctPart, DistinctSketch, TemplateVetoOptions, VetoRules};
 use neardup::{FingerprintConfig, Fingerprinter};
@@ -33,12 +33,13 @@ fn corpus(name: &str, n: usize) -> Option<Vec<SourceDoc>> {
     jsonl_sources(&corpora()?.join(name), n, 3000).ok()
 }
 
-/// Paragraphs of the bundled fixtures.
+/// Sources cut from the bundled fixtures (when `shared/corpora` is absent): sentences and runs
+/// of sentences ([`sentence_sources`]).
 fn fixtures() -> Vec<SourceDoc> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     ["sanguo_ch1.txt", "moby_dick_excerpt.txt"]
         .iter()
-        .flat_map(|f| paragraph_sources(&std::fs::read_to_string(dir.join(f)).unwrap(), f, 20))
+        .flat_map(|f| sentence_sources(&std::fs::read_to_string(dir.join(f)).unwrap(), f))
         .collect()
 }
 
