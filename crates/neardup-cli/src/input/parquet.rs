@@ -185,7 +185,7 @@ impl ParquetSource {
             }
         };
         let texts = texts.as_string::<i32>();
-        let ids = self.id.as_ref().map(|p| column(batch, p));
+        let ids = self.id.as_ref().and_then(|p| Ids::of(&column(batch, p)));
         let raws = if self.keep_raw {
             json_rows(batch)
         } else {
@@ -204,16 +204,13 @@ impl ParquetSource {
                 continue;
             }
             let text = texts.value(i).to_string();
-            let id = ids
-                .as_ref()
-                .and_then(|c| id_value(c, i))
-                .unwrap_or_else(|| {
-                    if self.multi {
-                        Value::from(format!("{}:{line}", self.name))
-                    } else {
-                        Value::from(line)
-                    }
-                });
+            let id = ids.as_ref().and_then(|ids| ids.get(i)).unwrap_or_else(|| {
+                if self.multi {
+                    Value::from(format!("{}:{line}", self.name))
+                } else {
+                    Value::from(line)
+                }
+            });
             self.ready.push_back(Ok(InputDoc {
                 id,
                 bytes: text.len(),
@@ -227,28 +224,39 @@ impl ParquetSource {
     }
 }
 
-/// The id in row `i` of `col`: integers as numbers, anything else as its text; `None` when null.
-fn id_value(col: &ArrayRef, i: usize) -> Option<Value> {
-    if col.is_null(i) {
-        return None;
+/// A batch's id column, cast once: integers stay numbers, anything else becomes text.
+enum Ids {
+    Signed(ArrayRef),
+    Unsigned(ArrayRef),
+    Text(ArrayRef),
+}
+
+impl Ids {
+    /// `col` cast for [`Ids::get`]; `None` when it cannot be read as text either.
+    fn of(col: &ArrayRef) -> Option<Ids> {
+        let to = |t: &DataType| arrow_cast::cast(col, t).ok();
+        match col.data_type() {
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+                to(&DataType::Int64).map(Ids::Signed)
+            }
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+                to(&DataType::UInt64).map(Ids::Unsigned)
+            }
+            _ => to(&DataType::Utf8).map(Ids::Text),
+        }
     }
-    let one = col.slice(i, 1);
-    match col.data_type() {
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
-            let v = arrow_cast::cast(&one, &DataType::Int64).ok()?;
-            Some(Value::from(
-                v.as_primitive::<arrow_array::types::Int64Type>().value(0),
-            ))
-        }
-        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
-            let v = arrow_cast::cast(&one, &DataType::UInt64).ok()?;
-            Some(Value::from(
-                v.as_primitive::<arrow_array::types::UInt64Type>().value(0),
-            ))
-        }
-        _ => {
-            let v = arrow_cast::cast(&one, &DataType::Utf8).ok()?;
-            Some(Value::from(v.as_string::<i32>().value(0)))
+
+    /// The id in row `i`; `None` when it is null.
+    fn get(&self, i: usize) -> Option<Value> {
+        use arrow_array::types::{Int64Type, UInt64Type};
+        match self {
+            Ids::Signed(a) => a
+                .is_valid(i)
+                .then(|| a.as_primitive::<Int64Type>().value(i).into()),
+            Ids::Unsigned(a) => a
+                .is_valid(i)
+                .then(|| a.as_primitive::<UInt64Type>().value(i).into()),
+            Ids::Text(a) => a.is_valid(i).then(|| a.as_string::<i32>().value(i).into()),
         }
     }
 }

@@ -96,15 +96,7 @@ fn jsonl_known_duplicates_and_hard_negatives() {
     }
     // Exact schema.
     let keys = |l: &Value| -> Vec<String> { l.as_object().unwrap().keys().cloned().collect() };
-    let mut want = vec![
-        "cluster",
-        "distance",
-        "duplicate_of",
-        "id",
-        "matched",
-        "similarity",
-        "stage",
-    ];
+    let mut want = crate::util::DECISION_FIELDS.to_vec();
     assert_eq!(keys(&out[0]), want);
     want.push("skipped");
     want.sort();

@@ -127,19 +127,7 @@ fn every_decision_line_and_removed_line_has_every_field() {
     assert_eq!(d.len(), 3);
     assert!(d[0]["duplicate_of"].is_null() && d[2]["duplicate_of"] == "A");
     for line in &d {
-        assert_eq!(
-            keys(line),
-            [
-                "cluster",
-                "distance",
-                "duplicate_of",
-                "id",
-                "matched",
-                "similarity",
-                "stage"
-            ],
-            "{line}"
-        );
+        assert_eq!(keys(line), crate::util::DECISION_FIELDS, "{line}");
     }
     assert!(d[0]["stage"].is_null() && d[0]["similarity"].is_null());
     let r = read_lines(&removed);

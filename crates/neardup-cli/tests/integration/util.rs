@@ -30,3 +30,14 @@ pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
     writer.join().unwrap();
     out
 }
+
+/// The fields of every `neardup dedup` decision line, sorted (serde_json's key order).
+pub const DECISION_FIELDS: [&str; 7] = [
+    "cluster",
+    "distance",
+    "duplicate_of",
+    "id",
+    "matched",
+    "similarity",
+    "stage",
+];
