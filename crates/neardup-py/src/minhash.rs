@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use rayon::prelude::*;
 
 use neardup::detect::Detector;
-use neardup::minhash::{MinHashDetector, MinHashDetectorOptions, Shingles};
+use neardup::minhash::{MinHashDetector, MinHashDetectorOptions, Scheme, Shingles};
 
 use crate::arrays::{Array1, Array2, Pair};
 use crate::errors::{config, lib_error};
@@ -22,7 +22,8 @@ type Flat = (Vec<u32>, Vec<u64>, Vec<bool>);
 
 /// The MinHash detector's sketches and confirmation: ``threshold`` (Jaccard, default 0.6 as
 /// ``neardup dedup``), ``num_perm`` (128), ``shingles`` (``auto``, ``chars``, ``words``),
-/// ``seed`` (1), and the normalisation options of :class:`Fingerprinter`. The LSH bands and
+/// ``seed`` (1), ``scheme`` (``similarity_sketch``, MinHash v2; ``permutations``, v1), and the
+/// normalisation options of :class:`Fingerprinter`. The LSH bands and
 /// rows follow from the threshold (:attr:`params`).
 #[pyclass(module = "neardup", frozen)]
 pub struct MinHash {
@@ -57,8 +58,19 @@ impl MinHash {
                 }
             };
         }
+        if let Some(s) = o.take::<String>("scheme")? {
+            opts.minhash.scheme = match s.as_str() {
+                "similarity_sketch" => Scheme::SimilaritySketch,
+                "permutations" => Scheme::Permutations,
+                _ => {
+                    return Err(config(format!(
+                        "option `scheme` = {s:?}: use similarity_sketch (MinHash v2, the default) or permutations (v1)"
+                    )))
+                }
+            };
+        }
         let fp = o.fingerprinter()?;
-        o.finish(&["threshold", "num_perm", "seed", "shingles"])?;
+        o.finish(&["threshold", "num_perm", "seed", "shingles", "scheme"])?;
         let det = MinHashDetector::new(fp, opts).map_err(lib_error)?;
         Ok(MinHash { det })
     }

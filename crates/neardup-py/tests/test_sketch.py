@@ -99,3 +99,14 @@ def test_minhash_bad_shapes_are_value_errors():
         mh.verify(np.zeros((2, 64), np.uint32), np.zeros((3, 64), np.uint32))
     with pytest.raises(neardup.ConfigError, match="num_perm = 0"):
         neardup.MinHash(num_perm=0)
+
+
+def test_minhash_schemes_give_the_spec_vectors():
+    # docs/fingerprint-spec.md, "MinHash v2" (the default) and "MinHash v1".
+    text = ["the quick brown fox jumps over the lazy dog"]
+    v2, _, _ = neardup.MinHash().sketch(text)
+    assert list(v2[0, :4]) == [2400092844, 2585675447, 4048994095, 3718869077]
+    v1, _, _ = neardup.MinHash(scheme="permutations").sketch(text)
+    assert list(v1[0, :4]) == [188007184, 87496179, 332125748, 160807149]
+    with pytest.raises(neardup.ConfigError, match="scheme"):
+        neardup.MinHash(scheme="three_permutations")

@@ -9,7 +9,9 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use neardup::detect::Detector;
 use neardup::imatch::{IMatchOptions, IMatcher};
-use neardup::minhash::{jaccard_estimate, MinHashLsh, MinHashOptions, MinHasher, Shingles};
+use neardup::minhash::{
+    fold32, jaccard_estimate, MinHashLsh, MinHashOptions, MinHasher, Scheme, Shingles,
+};
 use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
 use neardup::{FingerprintConfig, Fingerprinter};
 
@@ -68,11 +70,6 @@ fn bench_minhash(c: &mut Criterion) {
     for (name, docs) in &sets {
         let norm: Vec<String> = docs.iter().map(|d| fp.normalize(d)).collect();
         let bytes: usize = norm.iter().map(String::len).sum();
-        // Correctness: the signature of a text with one edit is close to the original's.
-        let a = mh.signature_normalized(&norm[0]).unwrap();
-        let edited = norm[0].replacen(char::is_alphanumeric, "ж", 1);
-        let b = mh.signature_normalized(&edited).unwrap();
-        assert!(jaccard_estimate(&a, &b) > 0.8, "{name}");
         assert_eq!(
             mh.shingles_for(&norm[0]),
             if name.starts_with("zh") {
@@ -82,11 +79,44 @@ fn bench_minhash(c: &mut Criterion) {
             }
         );
         g.throughput(Throughput::Bytes(bytes as u64));
-        g.bench_function(format!("signature-128/{name}"), |bch| {
+        for (scheme, tag) in [
+            (Scheme::SimilaritySketch, "v2"),
+            (Scheme::Permutations, "v1"),
+        ] {
+            let mh = MinHasher::new(&MinHashOptions {
+                scheme,
+                ..Default::default()
+            })
+            .unwrap();
+            // Correctness: the signature of a text with one edit is close to the original's.
+            let a = mh.signature_normalized(&norm[0]).unwrap();
+            let edited = norm[0].replacen(char::is_alphanumeric, "ж", 1);
+            let b = mh.signature_normalized(&edited).unwrap();
+            assert!(jaccard_estimate(&a, &b) > 0.8, "{name} {tag}");
+            g.bench_function(format!("signature-128-{tag}/{name}"), |bch| {
+                bch.iter(|| {
+                    for t in &norm {
+                        black_box(mh.signature_normalized(t));
+                    }
+                })
+            });
+        }
+        // The bound of both: cutting the shingles and hashing each once.
+        let mut want = 0u64;
+        for t in &norm {
+            mh.shingles_each(t, &mut |_| want += 1);
+        }
+        g.bench_function(format!("shingle-hashes/{name}"), |bch| {
             bch.iter(|| {
+                let (mut n, mut acc) = (0u64, 0u32);
                 for t in &norm {
-                    black_box(mh.signature_normalized(t));
+                    mh.shingles_each(t, &mut |s| {
+                        n += 1;
+                        acc ^= fold32(xxhash_rust::xxh3::xxh3_64(s));
+                    });
                 }
+                assert_eq!(n, want);
+                black_box(acc)
             })
         });
     }

@@ -19,6 +19,8 @@
 //! - `containment`: one to two copies per group, reposts (comment, forwarding marker,
 //!   attribution added), quotes and excerpts, with 20 % template hard negatives.
 //!
+//! `SPLIT_EVAL_MINHASH=v1|v2` and `SPLIT_EVAL_MINHASH_SEED=n` set the long path's MinHash
+//! scheme and seed (every column but the online engine's).
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
 //! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
 //! `contained_above` values.
@@ -142,7 +144,20 @@ fn fmt(p: &Prf) -> String {
 }
 
 fn variants() -> Vec<Variant> {
-    let base = PolicyOptions::default();
+    let mut base = PolicyOptions::default();
+    // `SPLIT_EVAL_MINHASH=v1|v2` and `SPLIT_EVAL_MINHASH_SEED=n`: the long path's MinHash
+    // scheme and seed in every column but the online engine's.
+    match std::env::var("SPLIT_EVAL_MINHASH").as_deref() {
+        Ok("v1") => base.minhash.minhash.scheme = neardup::minhash::Scheme::Permutations,
+        Ok("v2") => base.minhash.minhash.scheme = neardup::minhash::Scheme::SimilaritySketch,
+        _ => {}
+    }
+    if let Some(seed) = std::env::var("SPLIT_EVAL_MINHASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        base.minhash.minhash.seed = seed;
+    }
     let with = |f: &dyn Fn(&mut PolicyOptions)| {
         let mut p = base.clone();
         f(&mut p);

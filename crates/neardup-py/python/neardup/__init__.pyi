@@ -75,6 +75,7 @@ class MinHash:
         num_perm: int = 128,
         shingles: Literal["auto", "chars", "words"] = "auto",
         seed: int = 1,
+        scheme: Literal["similarity_sketch", "permutations"] = "similarity_sketch",
         html: Literal["auto", "always", "never"] = "auto",
         nfkc: bool = True,
         lowercase: bool = True,

@@ -18,6 +18,7 @@
 
 pub mod alignment;
 pub mod containment;
+pub mod minhash;
 pub mod policy;
 pub mod shorttext;
 pub mod spec;

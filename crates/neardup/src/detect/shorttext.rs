@@ -48,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::features::{detect_method, is_spaceless_script, is_word_char, Method};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
-use crate::minhash::{LshOptions, MinHashLsh, MinHashOptions, MinHasher, Shingles};
+use crate::minhash::{LshOptions, MinHashLsh, MinHashOptions, MinHasher, Scheme, Shingles};
 
 /// Version of the short-text path specification.
 pub const SHORTTEXT_VERSION: u32 = 1;
@@ -305,6 +305,8 @@ impl ShortTextDetector {
                 char_ngram: n,
                 word_ngram: 1,
                 seed: opts.seed,
+                // Short-text path v1 (docs/fingerprint-spec.md) is specified with MinHash v1.
+                scheme: Scheme::Permutations,
             })
         };
         let han = mh(opts.han_ngram)?;

@@ -62,7 +62,7 @@ use crate::error::{Error, Result};
 use crate::features::{is_alphanumeric, is_numeric};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
-use crate::minhash::{MinHashOptions, MinHasher, Shingles};
+use crate::minhash::{MinHashOptions, MinHasher, Scheme, Shingles};
 use crate::normalize::Normalizer;
 
 /// Settings of [`TemplateVeto`].
@@ -443,6 +443,9 @@ impl VetoRules {
         let hasher = MinHasher::new(&MinHashOptions {
             shingles: Shingles::Chars,
             char_ngram: 3,
+            // v1: the guard's thresholds (docs/quality.md) were measured with it, and these
+            // signatures are stored in the engine's sketches (encoding version 2).
+            scheme: Scheme::Permutations,
             ..MinHashOptions::default()
         })?;
         Ok(VetoRules {

@@ -410,54 +410,176 @@ fn aggregate(each: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Vec<NamedFeature> {
         .collect()
 }
 
-/// Calls `f` with the UTF-8 bytes of every character n-gram (letters and digits only). Streams:
-/// memory use is independent of the text's length, and windows contiguous in `text` are passed
-/// without copying.
+/// Calls `f` with the UTF-8 bytes of every character n-gram (letters and digits only), in
+/// order; a text with fewer than `n` of them is one n-gram of all of them. Texts longer than
+/// [`PACK_PIECE`] bytes are packed a piece at a time, so memory stays bounded.
 pub fn chars_each<F: FnMut(&[u8])>(text: &str, n: usize, mut f: F) {
-    // Ring of the (start, end) byte offsets of the last n kept characters; a window whose
-    // characters are contiguous in `text` is passed as a slice of it, without copying.
-    let mut ring: Vec<(usize, usize)> = vec![(0, 0); n];
-    let mut slot = 0usize; // where the next character goes (= the oldest once full)
+    if n == 0 {
+        return;
+    }
+    if text.len() <= PACK_PIECE {
+        return PackedChars::new(text).ngrams_each(n, f);
+    }
+    let mut p = PackedChars::default();
     let mut seen = 0usize;
-    let mut gram: Vec<u8> = Vec::with_capacity(4 * n);
-    let bytes = text.as_bytes();
-    // Number of kept characters at the end of the window that are contiguous in `text`.
-    let mut run = 0usize;
-    let mut last_end = usize::MAX;
-    for (i, c) in text.char_indices() {
-        if !is_word_char(c) {
-            continue;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = PACK_PIECE.min(rest.len());
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
         }
-        let end = i + c.len_utf8();
-        run = if i == last_end { run + 1 } else { 1 };
-        last_end = end;
-        ring[slot] = (i, end);
-        slot = if slot + 1 == n { 0 } else { slot + 1 };
-        seen += 1;
-        if seen >= n {
-            if run >= n {
-                f(&bytes[ring[slot].0..end]);
-            } else {
-                gram.clear();
-                for k in 0..n {
-                    let j = if slot + k >= n {
-                        slot + k - n
-                    } else {
-                        slot + k
-                    };
-                    let (s, e) = ring[j];
-                    gram.extend_from_slice(&bytes[s..e]);
-                }
-                f(&gram);
+        let (piece, tail) = rest.split_at(cut);
+        rest = tail;
+        let before = p.len();
+        p.push_str(piece);
+        seen += p.len() - before;
+        // Every window of the buffer is new: at most n − 1 characters were kept from before.
+        if p.len() >= n {
+            for w in p.starts.windows(n + 1) {
+                f(&p.kept[w[0] as usize..w[n] as usize]);
             }
         }
+        p.keep_last(n - 1);
     }
     if seen > 0 && seen < n {
-        gram.clear();
-        for &(s, e) in &ring[..seen] {
-            gram.extend_from_slice(&bytes[s..e]);
+        f(&p.kept);
+    }
+}
+
+/// The piece size, in bytes, past which [`chars_each`] packs a text a piece at a time.
+pub const PACK_PIECE: usize = 64 << 10;
+
+/// A text's letters and digits packed back to back, with the counts [`detect_method`] decides
+/// on, from one pass over the text.
+///
+/// Every character n-gram is a slice of the packed bytes: one copy of each character instead
+/// of `n` (a punctuation mark inside a window does not force the window to be assembled).
+///
+/// ```
+/// use neardup::features::{detect_method, PackedChars};
+/// let p = PackedChars::new("你好，世界! ok");
+/// assert_eq!(p.method(), detect_method("你好，世界! ok"));
+/// let mut grams = Vec::new();
+/// p.ngrams_each(3, |g| grams.push(String::from_utf8(g.to_vec()).unwrap()));
+/// assert_eq!(grams, ["你好世", "好世界", "世界o", "界ok"]);
+/// ```
+#[derive(Debug, Default)]
+pub struct PackedChars {
+    kept: Vec<u8>,
+    /// Offset in `kept` of each kept character, then of the end.
+    starts: Vec<u32>,
+    han: usize,
+    kana: usize,
+    spaceless: usize,
+}
+
+impl PackedChars {
+    /// Packs the letters and digits of `text`.
+    pub fn new(text: &str) -> PackedChars {
+        let mut p = PackedChars {
+            kept: Vec::with_capacity(text.len()),
+            starts: Vec::with_capacity(text.len() / 2 + 2),
+            ..Default::default()
+        };
+        p.push_str(text);
+        p
+    }
+
+    /// Packs the letters and digits of `text` after those already packed.
+    fn push_str(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        // The end entry is pushed back after the new characters.
+        self.starts.pop();
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            if b < 0x80 {
+                if b.is_ascii_alphanumeric() {
+                    self.starts.push(self.kept.len() as u32);
+                    self.kept.push(b);
+                }
+                i += 1;
+                continue;
+            }
+            // Fast path: lead bytes E5–E9 encode U+5000–U+9FFF, all Han letters.
+            if (0xE5..=0xE9).contains(&b) {
+                if let Some(&[b0, b1, b2]) = bytes.get(i..i + 3).and_then(|c| c.first_chunk()) {
+                    self.starts.push(self.kept.len() as u32);
+                    self.kept.extend_from_slice(&[b0, b1, b2]);
+                    self.han += 1;
+                    i += 3;
+                    continue;
+                }
+            }
+            // `text` is UTF-8: decode the character starting at `i` from its lead byte.
+            let (len, lead) = match b {
+                0xC0..=0xDF => (2, (b & 0x1F) as u32),
+                0xE0..=0xEF => (3, (b & 0x0F) as u32),
+                _ => (4, (b & 0x07) as u32),
+            };
+            let Some(tail) = bytes.get(i + 1..i + len) else {
+                break;
+            };
+            let cp = tail.iter().fold(lead, |cp, &t| cp << 6 | (t & 0x3F) as u32);
+            let c = char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER);
+            if is_word_char(c) {
+                self.starts.push(self.kept.len() as u32);
+                self.kept.extend_from_slice(&bytes[i..i + len]);
+                if is_han(c) {
+                    self.han += 1;
+                } else if is_kana(c) {
+                    self.kana += 1;
+                    self.spaceless += 1;
+                } else if is_other_spaceless(c) {
+                    self.spaceless += 1;
+                }
+            }
+            i += len;
         }
-        f(&gram);
+        self.starts.push(self.kept.len() as u32);
+    }
+
+    /// Drops all but the last `k` packed characters (the script counts stay).
+    fn keep_last(&mut self, k: usize) {
+        let count = self.len();
+        if count <= k {
+            return;
+        }
+        let from = self.starts[count - k];
+        self.kept.drain(..from as usize);
+        self.starts.drain(..count - k);
+        for s in &mut self.starts {
+            *s -= from;
+        }
+    }
+
+    /// Number of letters and digits.
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Whether the text has no letter or digit.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The method `auto` picks for the text: [`detect_method`] of it.
+    pub fn method(&self) -> Method {
+        method_of(self.len(), self.han, self.kana, self.spaceless)
+    }
+
+    /// Calls `f` with the UTF-8 bytes of every character n-gram, as [`chars_each`].
+    pub fn ngrams_each<F: FnMut(&[u8])>(&self, n: usize, mut f: F) {
+        let count = self.len();
+        if n == 0 || count == 0 {
+            return;
+        }
+        if count < n {
+            f(&self.kept);
+            return;
+        }
+        for w in self.starts.windows(n + 1) {
+            f(&self.kept[w[0] as usize..w[n] as usize]);
+        }
     }
 }
 
@@ -648,6 +770,11 @@ pub fn detect_method(text: &str) -> Method {
             }
         }
     }
+    method_of(alnum, han, kana, spaceless)
+}
+
+/// `auto`'s rule from the counts of letters/digits, Han, kana and other spaceless characters.
+fn method_of(alnum: usize, han: usize, kana: usize, spaceless: usize) -> Method {
     if han > 0 && han * 10 >= alnum * 3 && han > kana {
         Method::Jieba
     } else if (han + spaceless) > 0 && (han + spaceless) * 10 >= alnum * 3 {
@@ -689,10 +816,11 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
-        /// The zero-copy ring equals the naive definition: windows of n kept characters.
+        /// Packed n-grams equal the naive definition: windows of n kept characters; texts
+        /// longer than a piece (the repeat) are cut a piece at a time with the same result.
         #[test]
-        fn chars_each_equals_naive(v in proptest::collection::vec(proptest::sample::select(vec!['a', '中', '文', ' ', '，', 'é', '1', '-', '😀', 'ß']), 0..40), n in 1usize..6) {
-            let s: String = v.into_iter().collect();
+        fn chars_each_equals_naive(v in proptest::collection::vec(proptest::sample::select(vec!['a', '中', '文', ' ', '，', 'é', '1', '-', '😀', 'ß']), 0..40), n in 1usize..6, repeat in proptest::prop_oneof![proptest::strategy::Just(1usize), 1usize..8000]) {
+            let s: String = v.into_iter().collect::<String>().repeat(repeat);
             let kept: Vec<char> = s.chars().filter(|&c| is_word_char(c)).collect();
             let naive: Vec<String> = if kept.is_empty() {
                 vec![]
@@ -703,6 +831,7 @@ mod tests {
             };
             // (`kept.len() == n` gives one window either way.)
             proptest::prop_assert_eq!(collect(|f| chars_each(&s, n, f)), naive);
+            proptest::prop_assert_eq!(PackedChars::new(&s).method(), detect_method(&s));
         }
     }
 

@@ -259,6 +259,40 @@ fn other_configuration_is_refused() {
     }
 }
 
+/// A data directory written with MinHash v1 signatures is refused by a v2 engine, naming the
+/// scheme, rather than mixing signatures that never agree.
+#[test]
+fn minhash_v1_data_directory_is_refused_by_a_v2_engine() {
+    use neardup::minhash::Scheme;
+    use neardup::policy::PolicyOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let auto = |scheme| {
+        let mut p = PolicyOptions::default();
+        p.minhash.minhash.scheme = scheme;
+        EngineConfig {
+            detector: neardup::engine::EngineDetector::Auto(p),
+            maintenance_interval: None,
+            ..EngineConfig::default()
+        }
+    };
+    drop(Engine::open(dir.path(), fpr(), auto(Scheme::Permutations), clock.clone()).unwrap());
+    let err = Engine::open(
+        dir.path(),
+        fpr(),
+        auto(Scheme::SimilaritySketch),
+        clock.clone(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, EngineError::ConfigMismatch { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("scheme: stored \"permutations\", requested \"similarity_sketch\""),
+        "{err}"
+    );
+    assert!(Engine::open(dir.path(), fpr(), auto(Scheme::Permutations), clock).is_ok());
+}
+
 #[test]
 fn retention_expires_by_timestamp_and_reclaims_memory() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,6 +7,7 @@ use neardup::imatch::{IMatchDetector, IMatchOptions, IMatcher};
 use neardup::minhash::{
     band_key, candidate_probability, jaccard_estimate, jaccard_sorted, optimal_param, Confirm,
     LshOptions, MinHashDetector, MinHashDetectorOptions, MinHashLsh, MinHashOptions, MinHasher,
+    Scheme,
 };
 use neardup::policy::{AutoDetector, LongMethod, Path, PolicyOptions};
 use neardup::shorttext::{
@@ -35,11 +36,14 @@ impl Rng {
 
 /// Two key sets with `inter` common keys and `only` keys each of their own; distinct keys.
 fn key_sets(rng: &mut Rng, inter: usize, only_a: usize, only_b: usize) -> (Vec<u32>, Vec<u32>) {
-    let mut all = std::collections::HashSet::new();
+    // Distinct keys in drawing order, so a seed always gives the same sets.
+    let (mut seen, mut all) = (std::collections::HashSet::new(), Vec::new());
     while all.len() < inter + only_a + only_b {
-        all.insert(rng.next() as u32);
+        let k = rng.next() as u32;
+        if seen.insert(k) {
+            all.push(k);
+        }
     }
-    let all: Vec<u32> = all.into_iter().collect();
     let common = &all[..inter];
     let a: Vec<u32> = common
         .iter()
@@ -56,11 +60,36 @@ fn key_sets(rng: &mut Rng, inter: usize, only_a: usize, only_b: usize) -> (Vec<u
 
 // ---------------------------------------------------------------- spec vectors
 
-/// The vectors of docs/fingerprint-spec.md "MinHash v1", "I-Match v1", "Exact digest v1". If
-/// one changes, the corresponding version must.
+/// Both MinHash schemes.
+const SCHEMES: [Scheme; 2] = [Scheme::SimilaritySketch, Scheme::Permutations];
+
+fn hasher(scheme: Scheme, seed: u64) -> MinHasher {
+    MinHasher::new(&MinHashOptions {
+        scheme,
+        seed,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// The vectors of docs/fingerprint-spec.md "MinHash v2", "MinHash v1", "I-Match v1", "Exact
+/// digest v1". If one changes, the corresponding version must.
 #[test]
 fn spec_vectors() {
     let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
+    assert_eq!(mh.options().scheme, Scheme::SimilaritySketch);
+    let sig = mh
+        .signature_normalized("你妈妈喊你回家吃饭哦,回家罗回家罗")
+        .unwrap();
+    assert_eq!(sig.len(), 128);
+    assert_eq!(&sig[..4], &[1254281, 1070732289, 2104578583, 1799894271]);
+    assert_eq!(band_key(&sig, 0, 8), 0x62c2c6e313314e46);
+    let sig = mh
+        .signature_normalized("the quick brown fox jumps over the lazy dog")
+        .unwrap();
+    assert_eq!(&sig[..4], &[2400092844, 2585675447, 4048994095, 3718869077]);
+    assert_eq!(band_key(&sig, 0, 8), 0x8382603ef8184207);
+    let mh = hasher(Scheme::Permutations, 1);
     let sig = mh
         .signature_normalized("你妈妈喊你回家吃饭哦,回家罗回家罗")
         .unwrap();
@@ -113,46 +142,74 @@ proptest! {
         prop_assume!(inter + only_a + only_b > 0);
         let mut rng = Rng::new(seed);
         let (a, b) = key_sets(&mut rng, inter, only_a, only_b);
-        let mh = MinHasher::new(&MinHashOptions { seed, ..Default::default() }).unwrap();
-        let (sa, sb) = (mh.signature_of_keys(&a), mh.signature_of_keys(&b));
-        let j = inter as f64 / (inter + only_a + only_b) as f64;
-        let est = jaccard_estimate(&sa, &sb);
-        let sd = (j * (1.0 - j) / 128.0).sqrt();
-        prop_assert!((est - j).abs() <= 5.0 * sd + 1e-9, "J = {j}, estimate {est}");
+        for scheme in SCHEMES {
+            let mh = hasher(scheme, seed);
+            let (sa, sb) = (mh.signature_of_keys(&a), mh.signature_of_keys(&b));
+            let j = inter as f64 / (inter + only_a + only_b) as f64;
+            let est = jaccard_estimate(&sa, &sb);
+            let sd = (j * (1.0 - j) / 128.0).sqrt();
+            prop_assert!((est - j).abs() <= 5.0 * sd + 1e-9, "{scheme:?}: J = {j}, estimate {est}");
+        }
     }
 
     /// Signatures are the minimum over the set: order and repetition do not matter.
     #[test]
-    fn minhash_is_a_set_function(mut keys in prop::collection::vec(any::<u32>(), 1..200)) {
-        let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
-        let s1 = mh.signature_of_keys(&keys);
-        keys.reverse();
-        let dup: Vec<u32> = keys.iter().chain(keys.iter()).copied().collect();
-        prop_assert_eq!(&s1, &mh.signature_of_keys(&dup));
+    fn minhash_is_a_set_function(keys in prop::collection::vec(any::<u32>(), 1..200)) {
+        for scheme in SCHEMES {
+            let mh = hasher(scheme, 1);
+            let s1 = mh.signature_of_keys(&keys);
+            let mut k = keys.clone();
+            k.reverse();
+            let dup: Vec<u32> = k.iter().chain(k.iter()).copied().collect();
+            prop_assert_eq!(&s1, &mh.signature_of_keys(&dup));
+        }
     }
 }
 
-/// The permutations behave independently: the mean squared error matches the binomial
-/// variance J(1−J)/n (within sampling noise), over many pairs.
-#[test]
-fn minhash_error_is_binomial() {
+/// Mean squared error of the Jaccard estimate over `pairs` random pairs whose union has
+/// `union` keys, against the binomial variance J(1−J)/128 of independent permutations.
+fn mse_ratio(scheme: Scheme, union: std::ops::Range<usize>, pairs: usize) -> f64 {
     let mut rng = Rng::new(42);
-    let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
+    let mh = hasher(scheme, 1);
     let (mut se, mut var) = (0.0, 0.0);
-    for _ in 0..400 {
-        let inter = 20 + rng.below(200) as usize;
-        let only = rng.below(200) as usize;
+    for _ in 0..pairs {
+        let total = union.start + rng.below((union.end - union.start) as u64) as usize;
+        let inter = 1 + rng.below(total as u64 - 1) as usize;
+        let only = total - inter;
         let (a, b) = key_sets(&mut rng, inter, only / 2, only - only / 2);
-        let j = inter as f64 / (inter + only) as f64;
+        let j = inter as f64 / total as f64;
         let est = jaccard_estimate(&mh.signature_of_keys(&a), &mh.signature_of_keys(&b));
         se += (est - j).powi(2);
         var += j * (1.0 - j) / 128.0;
     }
-    let ratio = se / var;
+    se / var
+}
+
+/// v1's permutations behave independently: the mean squared error matches the binomial
+/// variance J(1−J)/n (within sampling noise), over many pairs.
+#[test]
+fn minhash_error_is_binomial() {
+    let ratio = mse_ratio(Scheme::Permutations, 40..420, 400);
     assert!(
         (0.75..1.3).contains(&ratio),
         "MSE / binomial variance = {ratio}"
     );
+}
+
+/// v2 (the similarity sketch) errs less than v1's independent permutations on sets smaller
+/// than about three times the 128 bins (a shingle lands in a second bin only once every bin
+/// has one, so small sets are sampled without replacement), and no more on larger sets.
+#[test]
+fn similarity_sketch_error_against_permutations_by_set_size() {
+    for union in [8..40, 40..80, 80..130, 130..200, 200..400, 400..2000] {
+        let v1 = mse_ratio(Scheme::Permutations, union.clone(), 400);
+        let v2 = mse_ratio(Scheme::SimilaritySketch, union.clone(), 400);
+        eprintln!("union {union:?}: MSE / binomial variance: v1 {v1:.3}, v2 {v2:.3}");
+        assert!(v2 <= v1 * 1.1, "union {union:?}: v2 {v2:.3} vs v1 {v1:.3}");
+        if union.end <= 400 {
+            assert!(v2 < 0.75 * v1, "union {union:?}: v2 {v2:.3} vs v1 {v1:.3}");
+        }
+    }
 }
 
 #[test]
@@ -184,9 +241,15 @@ fn optimal_param_matches_datasketch() {
 /// The LSH candidate rate over pairs of Jaccard s follows 1 − (1 − s^r)^b.
 #[test]
 fn lsh_reproduces_the_s_curve() {
+    for scheme in SCHEMES {
+        s_curve(scheme, 100);
+        s_curve(scheme, 1000);
+    }
+}
+
+fn s_curve(scheme: Scheme, union: usize) {
     let mut rng = Rng::new(7);
-    let opts = MinHashOptions::default();
-    let mh = MinHasher::new(&opts).unwrap();
+    let mh = hasher(scheme, 1);
     let (b, r) = optimal_param(0.5, 128, 0.5, 0.5).unwrap();
     assert!(b * r <= 128);
     let lsh = MinHashLsh::new(
@@ -199,9 +262,9 @@ fn lsh_reproduces_the_s_curve() {
     .unwrap();
     const PAIRS: usize = 300;
     for s10 in [2usize, 4, 5, 6, 8] {
-        // |A ∩ B| / |A ∪ B| = s with |A ∪ B| = 100.
-        let inter = s10 * 10;
-        let rest = 100 - inter;
+        // |A ∩ B| / |A ∪ B| = s.
+        let inter = s10 * union / 10;
+        let rest = union - inter;
         let mut hits = 0;
         for _ in 0..PAIRS {
             let (a, bb) = key_sets(&mut rng, inter, rest / 2, rest - rest / 2);
@@ -216,7 +279,7 @@ fn lsh_reproduces_the_s_curve() {
         let sd = (p * (1.0 - p) / PAIRS as f64).sqrt();
         assert!(
             (rate - p).abs() <= 4.5 * sd + 0.02,
-            "s = 0.{s10}: (b, r) = ({b}, {r}), expected {p:.3}, measured {rate:.3}"
+            "{scheme:?}, union {union}, s = 0.{s10}: (b, r) = ({b}, {r}), expected {p:.3}, measured {rate:.3}"
         );
     }
 }

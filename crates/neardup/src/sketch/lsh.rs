@@ -1,0 +1,221 @@
+//! LSH banding of MinHash signatures (spec: `docs/fingerprint-spec.md`, "LSH banding"): band
+//! keys, the per-band tables, and datasketch's choice of `(bands, rows)` from a threshold.
+//!
+//! ```
+//! use neardup::minhash::{candidate_probability, optimal_param};
+//! let (b, r) = optimal_param(0.5, 128, 0.5, 0.5).unwrap();
+//! assert!(b * r <= 128);
+//! assert!(candidate_probability(0.8, b, r) > 0.99);
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::exact::Chains;
+
+/// Probability that two documents of Jaccard `s` share at least one of `b` bands of `r` rows.
+pub fn candidate_probability(s: f64, b: usize, r: usize) -> f64 {
+    1.0 - (1.0 - s.powi(r as i32)).powi(b as i32)
+}
+
+/// ∫ f over [lo, hi] by composite Gauss–Legendre (5 points on 64 sub-intervals); exact to
+/// ~1e-12 for the smooth S-curves here, which matches scipy's `quad` used by datasketch.
+fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+    const X: [f64; 5] = [
+        0.0,
+        -0.538_469_310_105_683,
+        0.538_469_310_105_683,
+        -0.906_179_845_938_664,
+        0.906_179_845_938_664,
+    ];
+    const W: [f64; 5] = [
+        0.568_888_888_888_889,
+        0.478_628_670_499_366,
+        0.478_628_670_499_366,
+        0.236_926_885_056_189,
+        0.236_926_885_056_189,
+    ];
+    const N: usize = 64;
+    let h = (hi - lo) / N as f64;
+    let mut sum = 0.0;
+    for k in 0..N {
+        let mid = lo + (k as f64 + 0.5) * h;
+        for (x, w) in X.iter().zip(W) {
+            sum += w * f(mid + 0.5 * h * x);
+        }
+    }
+    sum * 0.5 * h
+}
+
+/// False-positive area: ∫₀^t P(candidate | s) ds.
+pub fn false_positive_area(threshold: f64, b: usize, r: usize) -> f64 {
+    integrate(|s| candidate_probability(s, b, r), 0.0, threshold)
+}
+
+/// False-negative area: ∫ₜ¹ (1 − P(candidate | s)) ds.
+pub fn false_negative_area(threshold: f64, b: usize, r: usize) -> f64 {
+    integrate(|s| 1.0 - candidate_probability(s, b, r), threshold, 1.0)
+}
+
+/// The `(bands, rows)` minimising `fp_weight · FP area + fn_weight · FN area` over all
+/// `b·r ≤ num_perm`, scanning `b` then `r` upward and keeping the first strict minimum —
+/// datasketch's `_optimal_param`. Fails on a threshold outside (0, 1) or bad weights.
+pub fn optimal_param(
+    threshold: f64,
+    num_perm: usize,
+    fp_weight: f64,
+    fn_weight: f64,
+) -> Result<(usize, usize)> {
+    if !(threshold > 0.0 && threshold < 1.0) {
+        return Err(Error::Config(format!(
+            "LSH threshold {threshold} is out of range; use a Jaccard similarity strictly between 0 and 1 (e.g. 0.7)"
+        )));
+    }
+    if !(fp_weight >= 0.0 && fn_weight >= 0.0 && fp_weight + fn_weight > 0.0) {
+        return Err(Error::Config(format!(
+            "LSH weights ({fp_weight}, {fn_weight}) are invalid; use non-negative weights that are not both 0 (e.g. 0.5, 0.5)"
+        )));
+    }
+    if num_perm == 0 {
+        return Err(Error::Config("num_perm must be at least 1".into()));
+    }
+    let mut best = f64::INFINITY;
+    let mut opt = (1, 1);
+    for b in 1..=num_perm {
+        for r in 1..=num_perm / b {
+            let err = false_positive_area(threshold, b, r) * fp_weight
+                + false_negative_area(threshold, b, r) * fn_weight;
+            if err < best {
+                best = err;
+                opt = (b, r);
+            }
+        }
+    }
+    Ok(opt)
+}
+
+/// LSH banding options (serde defaults = [`Default`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LshOptions {
+    /// Jaccard threshold, in (0, 1). Default 0.5.
+    pub threshold: f64,
+    /// Weight of the false-positive area in the `(b, r)` choice. Default 0.5.
+    pub false_positive_weight: f64,
+    /// Weight of the false-negative area. Default 0.5.
+    pub false_negative_weight: f64,
+    /// Explicit `(bands, rows)` instead of the optimum; `b·r ≤ num_perm`.
+    pub params: Option<(usize, usize)>,
+}
+
+impl Default for LshOptions {
+    fn default() -> Self {
+        LshOptions {
+            threshold: 0.5,
+            false_positive_weight: 0.5,
+            false_negative_weight: 0.5,
+            params: None,
+        }
+    }
+}
+
+/// An in-memory LSH index: for each band, band key → chain of slots.
+#[derive(Debug, Clone)]
+pub struct MinHashLsh {
+    bands: usize,
+    rows: usize,
+    tables: Vec<Chains<u64>>,
+    slots: usize,
+}
+
+/// The band key of the spec: XXH3-64 (seed = band index) of the band's `r` entries as
+/// little-endian u32s.
+pub fn band_key(sig: &[u32], band: usize, rows: usize) -> u64 {
+    let mut buf = [0u8; 4 * 64];
+    let part = &sig[band * rows..(band + 1) * rows];
+    if rows <= 64 {
+        for (i, v) in part.iter().enumerate() {
+            buf[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        crate::hash::xxh3_seeded(&buf[..4 * rows], band as u64)
+    } else {
+        let bytes: Vec<u8> = part.iter().flat_map(|v| v.to_le_bytes()).collect();
+        crate::hash::xxh3_seeded(&bytes, band as u64)
+    }
+}
+
+impl MinHashLsh {
+    /// An index for signatures of `num_perm` entries.
+    pub fn new(num_perm: usize, opts: &LshOptions) -> Result<Self> {
+        let (bands, rows) = match opts.params {
+            Some((b, r)) => {
+                if b == 0 || r == 0 || b * r > num_perm {
+                    return Err(Error::Config(format!(
+                        "LSH params ({b}, {r}) need b ≥ 1, r ≥ 1 and b·r ≤ num_perm = {num_perm}"
+                    )));
+                }
+                (b, r)
+            }
+            None => optimal_param(
+                opts.threshold,
+                num_perm,
+                opts.false_positive_weight,
+                opts.false_negative_weight,
+            )?,
+        };
+        Ok(MinHashLsh {
+            bands,
+            rows,
+            tables: (0..bands).map(|_| Chains::default()).collect(),
+            slots: 0,
+        })
+    }
+
+    /// `(bands, rows)`.
+    pub fn params(&self) -> (usize, usize) {
+        (self.bands, self.rows)
+    }
+
+    /// The band keys of a signature (precompute them in the parallel sketch step).
+    pub fn keys(&self, sig: &[u32]) -> Vec<u64> {
+        (0..self.bands)
+            .map(|b| band_key(sig, b, self.rows))
+            .collect()
+    }
+
+    /// Adds the next slot (0, 1, 2, …) with its band keys; returns the slot.
+    pub fn insert_keys(&mut self, keys: &[u64]) -> u32 {
+        let slot = self.slots as u32;
+        for (t, &k) in self.tables.iter_mut().zip(keys) {
+            t.insert(k, slot);
+        }
+        self.slots += 1;
+        slot
+    }
+
+    /// Distinct slots sharing at least one band key, ascending.
+    pub fn candidates(&self, keys: &[u64]) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (t, &k) in self.tables.iter().zip(keys) {
+            t.for_each(&k, |s| out.push(s));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Number of slots.
+    pub fn len(&self) -> usize {
+        self.slots
+    }
+
+    /// Whether empty.
+    pub fn is_empty(&self) -> bool {
+        self.slots == 0
+    }
+
+    /// Approximate heap bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.tables.iter().map(Chains::heap_bytes).sum()
+    }
+}
