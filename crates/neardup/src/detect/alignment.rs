@@ -17,24 +17,45 @@
 /// `1 − d / |short|` for the semi-global edit distance `d` of `short` inside `long` (see the
 /// module docs); 0 for an empty `short`. Cost O(|short| · |long|) time, O(|long|) memory.
 pub fn contained_similarity(short: &str, long: &str) -> f64 {
+    contained_similarity_at_least(short, long, 0.0).unwrap_or(0.0)
+}
+
+/// [`contained_similarity`] when it is at least `min`, `None` otherwise — cheaper on pairs
+/// that fall short: the alignment stops at the first row whose every cell already costs more
+/// than `min` allows (a row's minimum never decreases down the rows).
+///
+/// ```
+/// use neardup::detect::alignment::contained_similarity_at_least;
+/// assert_eq!(contained_similarity_at_least("abcd", "xxabxdyy", 0.7), Some(0.75));
+/// assert_eq!(contained_similarity_at_least("abcd", "xxabxdyy", 0.8), None);
+/// ```
+pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Option<f64> {
     let s: Vec<char> = short.chars().collect();
     let l: Vec<char> = long.chars().collect();
     if s.is_empty() {
-        return 0.0;
+        return (min <= 0.0).then_some(0.0);
     }
+    // The most edits a score of `min` allows.
+    let budget = ((1.0 - min) * s.len() as f64 + 1e-9).floor().max(0.0) as usize;
     // row[j]: cost of aligning s[..i] to a substring of l ending at j (free start).
     let mut row = vec![0usize; l.len() + 1];
     let mut next = vec![0usize; l.len() + 1];
     for (i, &c) in s.iter().enumerate() {
         next[0] = i + 1;
+        let mut low = next[0];
         for j in 1..=l.len() {
             let sub = row[j - 1] + usize::from(l[j - 1] != c);
             next[j] = sub.min(row[j] + 1).min(next[j - 1] + 1);
+            low = low.min(next[j]);
         }
         std::mem::swap(&mut row, &mut next);
+        if low > budget {
+            return None;
+        }
     }
     let d = row.iter().copied().min().unwrap_or(s.len());
-    1.0 - d as f64 / s.len() as f64
+    let score = 1.0 - d as f64 / s.len() as f64;
+    (score >= min).then_some(score)
 }
 
 #[cfg(test)]
@@ -43,6 +64,14 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// The early-stopping form answers exactly what the full alignment gives, above `min`.
+        #[test]
+        fn at_least_equals_the_full_alignment(s in "[a-d]{0,15}", l in "[a-d]{0,30}", min in 0.0f64..1.0) {
+            let full = contained_similarity(&s, &l);
+            let want = (full >= min).then_some(full);
+            prop_assert_eq!(contained_similarity_at_least(&s, &l, min), want);
+        }
+
         /// A text is wholly contained in anything that holds it verbatim.
         #[test]
         fn verbatim_inside_scores_one(a in "[a-c]{0,12}", s in "[a-d]{1,20}", b in "[a-c]{0,12}") {

@@ -177,8 +177,7 @@ pub fn containment(
     if numbers_must_match && !numbers_contained(short, long) {
         return None;
     }
-    let c = crate::detect::alignment::contained_similarity(short, long);
-    (c >= opts.threshold).then_some(c)
+    crate::detect::alignment::contained_similarity_at_least(short, long, opts.threshold)
 }
 
 /// A short document's sketch: its confirmation text and LSH band keys.

@@ -315,15 +315,21 @@ impl MinHasher {
 
     /// Calls `f` with the bytes of every shingle occurrence of normalised `text`.
     pub fn shingles_each(&self, text: &str, f: &mut dyn FnMut(&[u8])) {
+        self.shingles_for_each(text, f)
+    }
+
+    /// [`MinHasher::shingles_each`], generic over `f` so that the hashing inlines into the
+    /// character path.
+    fn shingles_for_each<F: FnMut(&[u8])>(&self, text: &str, mut f: F) {
         match self.opts.shingles {
-            Shingles::Words => words_each(text, self.opts.word_ngram, f),
+            Shingles::Words => words_each(text, self.opts.word_ngram, &mut f),
             Shingles::Chars => crate::features::chars_each(text, self.opts.char_ngram, f),
             // ASCII text has no spaceless script: `auto` picks words.
-            Shingles::Auto if text.is_ascii() => words_each(text, self.opts.word_ngram, f),
+            Shingles::Auto if text.is_ascii() => words_each(text, self.opts.word_ngram, &mut f),
             // A long text is classified first, then cut a piece at a time (bounded memory).
             Shingles::Auto if text.len() > PACK_PIECE => {
                 if detect_method(text) == Method::Words {
-                    words_each(text, self.opts.word_ngram, f)
+                    words_each(text, self.opts.word_ngram, &mut f)
                 } else {
                     crate::features::chars_each(text, self.opts.char_ngram, f)
                 }
@@ -332,7 +338,7 @@ impl MinHasher {
                 // One pass packs the characters and counts the scripts `auto` decides on.
                 let packed = PackedChars::new(text);
                 if packed.method() == Method::Words {
-                    words_each(text, self.opts.word_ngram, f)
+                    words_each(text, self.opts.word_ngram, &mut f)
                 } else {
                     packed.ngrams_each(self.opts.char_ngram, f)
                 }
@@ -363,9 +369,14 @@ impl MinHasher {
     /// The signature of **normalised** `text`; `None` when it has no shingle (no letter or
     /// digit).
     pub fn signature_normalized(&self, text: &str) -> Option<Vec<u32>> {
+        if self.opts.scheme == Scheme::SimilaritySketch {
+            let mut keys: Vec<u32> = Vec::with_capacity(text.len() / 3 + 1);
+            self.shingles_for_each(text, |g| keys.push(fold32(xxh3(g))));
+            return self.similarity_sketch(&keys);
+        }
         self.signature_with(|f| {
             let mut buf: Vec<u32> = Vec::with_capacity(256);
-            self.shingles_each(text, &mut |g| {
+            self.shingles_for_each(text, |g| {
                 buf.push(fold32(xxh3(g)));
                 if buf.len() == 256 {
                     f(&buf);

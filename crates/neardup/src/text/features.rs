@@ -476,36 +476,39 @@ pub struct PackedChars {
 impl PackedChars {
     /// Packs the letters and digits of `text`.
     pub fn new(text: &str) -> PackedChars {
-        let mut p = PackedChars {
-            kept: Vec::with_capacity(text.len()),
-            starts: Vec::with_capacity(text.len() / 2 + 2),
-            ..Default::default()
-        };
+        let mut p = PackedChars::default();
         p.push_str(text);
         p
     }
 
     /// Packs the letters and digits of `text` after those already packed.
     fn push_str(&mut self, text: &str) {
-        let bytes = text.as_bytes();
+        // Locals, not fields, in the loop: the compiler keeps lengths and counts in registers.
+        let mut kept = std::mem::take(&mut self.kept);
+        let mut starts = std::mem::take(&mut self.starts);
+        let (mut han, mut kana, mut spaceless) = (0, 0, 0);
         // The end entry is pushed back after the new characters.
-        self.starts.pop();
+        starts.pop();
+        kept.reserve(text.len());
+        starts.reserve(text.len() / 2 + 2);
+        let bytes = text.as_bytes();
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
             if b < 0x80 {
                 if b.is_ascii_alphanumeric() {
-                    self.starts.push(self.kept.len() as u32);
-                    self.kept.push(b);
+                    starts.push(kept.len() as u32);
+                    kept.push(b);
                 }
                 i += 1;
                 continue;
             }
-            // Fast path: lead bytes E5–E9 encode U+5000–U+9FFF, all Han letters.
-            if (0xE5..=0xE9).contains(&b) {
-                if let Some(&[b0, b1, b2]) = bytes.get(i..i + 3).and_then(|c| c.first_chunk()) {
-                    self.starts.push(self.kept.len() as u32);
-                    self.kept.extend_from_slice(&[b0, b1, b2]);
-                    self.han += 1;
+            // Fast path: lead bytes E5–E9, and E4 followed by B8–BF, encode U+4E00–U+9FFF,
+            // all Han letters.
+            if let Some(&[b0, b1, b2]) = bytes.get(i..i + 3).and_then(|c| c.first_chunk()) {
+                if (0xE5..=0xE9).contains(&b0) || (b0 == 0xE4 && b1 >= 0xB8) {
+                    starts.push(kept.len() as u32);
+                    kept.extend_from_slice(&[b0, b1, b2]);
+                    han += 1;
                     i += 3;
                     continue;
                 }
@@ -522,20 +525,25 @@ impl PackedChars {
             let cp = tail.iter().fold(lead, |cp, &t| cp << 6 | (t & 0x3F) as u32);
             let c = char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER);
             if is_word_char(c) {
-                self.starts.push(self.kept.len() as u32);
-                self.kept.extend_from_slice(&bytes[i..i + len]);
+                starts.push(kept.len() as u32);
+                kept.extend_from_slice(&bytes[i..i + len]);
                 if is_han(c) {
-                    self.han += 1;
+                    han += 1;
                 } else if is_kana(c) {
-                    self.kana += 1;
-                    self.spaceless += 1;
+                    kana += 1;
+                    spaceless += 1;
                 } else if is_other_spaceless(c) {
-                    self.spaceless += 1;
+                    spaceless += 1;
                 }
             }
             i += len;
         }
-        self.starts.push(self.kept.len() as u32);
+        starts.push(kept.len() as u32);
+        self.kept = kept;
+        self.starts = starts;
+        self.han += han;
+        self.kana += kana;
+        self.spaceless += spaceless;
     }
 
     /// Drops all but the last `k` packed characters (the script counts stay).
