@@ -1,5 +1,6 @@
-//! Throughput of the issue-6 methods: MinHash signatures (128 permutations; Chinese 5-grams and
-//! English word 3-grams), LSH banding, I-Match digests, exact digests, and the short-text path
+//! Throughput of the sketches besides simhash: MinHash signatures (128 slots, v2 and v1 side by
+//! side with the bound of both, cutting and hashing the shingles; Chinese 5-grams and English
+//! word 3-grams), LSH banding, I-Match digests, exact digests, and the short-text path
 //! (sketch + find against 5,000 indexed texts). Reads real text from the corpora
 //! (`NEARDUP_CORPORA` or `../../../shared/corpora`) when present, else the test fixtures.
 //! Every benchmark also checks its result.

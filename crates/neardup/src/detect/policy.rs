@@ -8,7 +8,7 @@
 //!    2/3-grams, confirmed by Levenshtein similarity ≥ 0.8 on the stored text, or by
 //!    containment — the shorter text inside the longer, [`crate::detect::Stage::Containment`]).
 //! 3. Otherwise the **long path**: MinHash LSH (default; Jaccard ≥ 0.6 ([`crate::minhash::DEFAULT_THRESHOLD`]) of character 5-grams
-//!    or word 3-grams, 128 permutations, estimated from the signatures), or simhash within
+//!    or word 3-grams, 128-slot MinHash v2 signatures, estimated from them), or simhash within
 //!    Hamming distance `simhash_k` (default 3), or either ([`LongMethod`]).
 //!
 //! So that pairs straddling the boundary are not lost, documents with

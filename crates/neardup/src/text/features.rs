@@ -468,9 +468,31 @@ pub struct PackedChars {
     kept: Vec<u8>,
     /// Offset in `kept` of each kept character, then of the end.
     starts: Vec<u32>,
+    scripts: ScriptCounts,
+}
+
+/// Counts of the characters `auto` decides on (besides letters and digits in all).
+#[derive(Debug, Default, Clone, Copy)]
+struct ScriptCounts {
     han: usize,
     kana: usize,
+    /// Kana and the other spaceless scripts.
     spaceless: usize,
+}
+
+impl ScriptCounts {
+    /// Counts non-ASCII letter or digit `c`.
+    #[inline]
+    fn add(&mut self, c: char) {
+        if is_han(c) {
+            self.han += 1;
+        } else if is_kana(c) {
+            self.kana += 1;
+            self.spaceless += 1;
+        } else if is_other_spaceless(c) {
+            self.spaceless += 1;
+        }
+    }
 }
 
 impl PackedChars {
@@ -486,7 +508,7 @@ impl PackedChars {
         // Locals, not fields, in the loop: the compiler keeps lengths and counts in registers.
         let mut kept = std::mem::take(&mut self.kept);
         let mut starts = std::mem::take(&mut self.starts);
-        let (mut han, mut kana, mut spaceless) = (0, 0, 0);
+        let mut scripts = self.scripts;
         // The end entry is pushed back after the new characters.
         starts.pop();
         kept.reserve(text.len());
@@ -508,7 +530,7 @@ impl PackedChars {
                 if (0xE5..=0xE9).contains(&b0) || (b0 == 0xE4 && b1 >= 0xB8) {
                     starts.push(kept.len() as u32);
                     kept.extend_from_slice(&[b0, b1, b2]);
-                    han += 1;
+                    scripts.han += 1;
                     i += 3;
                     continue;
                 }
@@ -527,23 +549,14 @@ impl PackedChars {
             if is_word_char(c) {
                 starts.push(kept.len() as u32);
                 kept.extend_from_slice(&bytes[i..i + len]);
-                if is_han(c) {
-                    han += 1;
-                } else if is_kana(c) {
-                    kana += 1;
-                    spaceless += 1;
-                } else if is_other_spaceless(c) {
-                    spaceless += 1;
-                }
+                scripts.add(c);
             }
             i += len;
         }
         starts.push(kept.len() as u32);
         self.kept = kept;
         self.starts = starts;
-        self.han += han;
-        self.kana += kana;
-        self.spaceless += spaceless;
+        self.scripts = scripts;
     }
 
     /// Drops all but the last `k` packed characters (the script counts stay).
@@ -572,7 +585,7 @@ impl PackedChars {
 
     /// The method `auto` picks for the text: [`detect_method`] of it.
     pub fn method(&self) -> Method {
-        method_of(self.len(), self.han, self.kana, self.spaceless)
+        method_of(self.len(), self.scripts)
     }
 
     /// Calls `f` with the UTF-8 bytes of every character n-gram, as [`chars_each`].
@@ -760,7 +773,7 @@ impl<'a> Iterator for Words<'a> {
 
 /// The method `auto` picks for `text` (see the module docs).
 pub fn detect_method(text: &str) -> Method {
-    let (mut alnum, mut han, mut kana, mut spaceless) = (0usize, 0usize, 0usize, 0usize);
+    let (mut alnum, mut scripts) = (0usize, ScriptCounts::default());
     for c in text.chars() {
         if c.is_ascii() {
             alnum += c.is_ascii_alphanumeric() as usize;
@@ -768,21 +781,19 @@ pub fn detect_method(text: &str) -> Method {
         }
         if is_word_char(c) {
             alnum += 1;
-            if is_han(c) {
-                han += 1;
-            } else if is_kana(c) {
-                kana += 1;
-                spaceless += 1;
-            } else if is_other_spaceless(c) {
-                spaceless += 1;
-            }
+            scripts.add(c);
         }
     }
-    method_of(alnum, han, kana, spaceless)
+    method_of(alnum, scripts)
 }
 
-/// `auto`'s rule from the counts of letters/digits, Han, kana and other spaceless characters.
-fn method_of(alnum: usize, han: usize, kana: usize, spaceless: usize) -> Method {
+/// `auto`'s rule from the number of letters/digits and the script counts.
+fn method_of(alnum: usize, scripts: ScriptCounts) -> Method {
+    let ScriptCounts {
+        han,
+        kana,
+        spaceless,
+    } = scripts;
     if han > 0 && han * 10 >= alnum * 3 && han > kana {
         Method::Jieba
     } else if (han + spaceless) > 0 && (han + spaceless) * 10 >= alnum * 3 {

@@ -76,31 +76,44 @@ fn hasher(scheme: Scheme, seed: u64) -> MinHasher {
 /// digest v1". If one changes, the corresponding version must.
 #[test]
 fn spec_vectors() {
-    let mh = MinHasher::new(&MinHashOptions::default()).unwrap();
-    assert_eq!(mh.options().scheme, Scheme::SimilaritySketch);
-    let sig = mh
-        .signature_normalized("你妈妈喊你回家吃饭哦,回家罗回家罗")
-        .unwrap();
-    assert_eq!(sig.len(), 128);
-    assert_eq!(&sig[..4], &[1254281, 1070732289, 2104578583, 1799894271]);
-    assert_eq!(band_key(&sig, 0, 8), 0x62c2c6e313314e46);
-    let sig = mh
-        .signature_normalized("the quick brown fox jumps over the lazy dog")
-        .unwrap();
-    assert_eq!(&sig[..4], &[2400092844, 2585675447, 4048994095, 3718869077]);
-    assert_eq!(band_key(&sig, 0, 8), 0x8382603ef8184207);
-    let mh = hasher(Scheme::Permutations, 1);
-    let sig = mh
-        .signature_normalized("你妈妈喊你回家吃饭哦,回家罗回家罗")
-        .unwrap();
-    assert_eq!(sig.len(), 128);
-    assert_eq!(&sig[..4], &[567305696, 31658893, 727898761, 42563250]);
-    assert_eq!(band_key(&sig, 0, 8), 0x1d663740a877c74f);
-    let sig = mh
-        .signature_normalized("the quick brown fox jumps over the lazy dog")
-        .unwrap();
-    assert_eq!(&sig[..4], &[188007184, 87496179, 332125748, 160807149]);
-    assert_eq!(band_key(&sig, 0, 8), 0x9ce48a3781826390);
+    assert_eq!(MinHashOptions::default().scheme, Scheme::SimilaritySketch);
+    // (scheme, [Chinese char 5-grams: sig[..4], band key], [English word 3-grams: same])
+    let vectors = [
+        (
+            Scheme::SimilaritySketch,
+            (
+                [1254281, 1070732289, 2104578583, 1799894271],
+                0x62c2c6e313314e46,
+            ),
+            (
+                [2400092844, 2585675447, 4048994095, 3718869077],
+                0x8382603ef8184207,
+            ),
+        ),
+        (
+            Scheme::Permutations,
+            (
+                [567305696, 31658893, 727898761, 42563250],
+                0x1d663740a877c74f,
+            ),
+            (
+                [188007184, 87496179, 332125748, 160807149],
+                0x9ce48a3781826390,
+            ),
+        ),
+    ];
+    for (scheme, zh, en) in vectors {
+        let mh = hasher(scheme, 1);
+        for (text, (head, key)) in [
+            ("你妈妈喊你回家吃饭哦,回家罗回家罗", zh),
+            ("the quick brown fox jumps over the lazy dog", en),
+        ] {
+            let sig = mh.signature_normalized(text).unwrap();
+            assert_eq!(sig.len(), 128);
+            assert_eq!(&sig[..4], &head, "{scheme:?} {text}");
+            assert_eq!(band_key(&sig, 0, 8), key, "{scheme:?} {text}");
+        }
+    }
     assert_eq!(
         neardup::exact::digest("hello, world"),
         0x11c83d9c1ee368164c0abe17b55db69c
