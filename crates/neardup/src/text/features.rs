@@ -496,7 +496,8 @@ impl ScriptCounts {
 }
 
 impl PackedChars {
-    /// Packs the letters and digits of `text`.
+    /// Packs the letters and digits of `text` (offsets are 32-bit: up to 4 GiB of them;
+    /// [`chars_each`] packs long texts a piece at a time).
     pub fn new(text: &str) -> PackedChars {
         let mut p = PackedChars::default();
         p.push_str(text);
