@@ -58,7 +58,7 @@ fn sort_u32(v: &mut Vec<u32>) {
     let mut src = std::mem::take(v);
     for (d, c) in counts.iter().enumerate() {
         // A digit where every element has the same byte leaves the order as it is.
-        if c.iter().any(|&k| k == src.len()) {
+        if c.contains(&src.len()) {
             continue;
         }
         let mut at = [0usize; 256];
