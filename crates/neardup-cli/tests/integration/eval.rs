@@ -13,6 +13,15 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// `neardup eval make` of the mixed fixture with `seed` and `extra` flags into `out`.
+fn make_set(seed: &str, extra: &[&str], out: &std::path::Path) -> std::process::Output {
+    let fix = fixture("mixed.jsonl");
+    let mut args = vec!["eval", "make", &fix, "--seed", seed];
+    args.extend_from_slice(extra);
+    args.extend(["--output", out.to_str().unwrap()]);
+    run(&args, None)
+}
+
 #[test]
 fn score_matches_hand_computed_pairs() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,30 +120,13 @@ fn make_dedup_score_and_sweep_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let set = dir.path().join("set.jsonl");
     let set2 = dir.path().join("set2.jsonl");
-    let make = |out: &PathBuf| {
-        run(
-            &[
-                "eval",
-                "make",
-                &fixture("mixed.jsonl"),
-                "--seed",
-                "5",
-                "--output",
-                out.to_str().unwrap(),
-            ],
-            None,
-        )
-    };
+    let make = |out: &PathBuf| make_set("5", &[], out);
     let o = make(&set);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(make(&set2).status.success());
     // Deterministic for a seed.
     assert_eq!(std::fs::read(&set).unwrap(), std::fs::read(&set2).unwrap());
-    let docs: Vec<Value> = std::fs::read_to_string(&set)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let docs = crate::util::json_lines(&std::fs::read(&set).unwrap());
     assert!(!docs.is_empty());
     for d in &docs {
         for f in ["id", "text", "group", "kind", "of", "source", "bucket"] {
@@ -213,30 +205,20 @@ fn make_dedup_score_and_sweep_end_to_end() {
 fn make_plants_the_chosen_kinds_and_copies() {
     let dir = tempfile::tempdir().unwrap();
     let set = dir.path().join("set.jsonl");
-    let o = run(
+    let o = make_set(
+        "3",
         &[
-            "eval",
-            "make",
-            &fixture("mixed.jsonl"),
-            "--seed",
-            "3",
             "--kinds",
             "repost,quote",
             "--copies",
             "3",
             "--negative-percent",
             "0",
-            "--output",
-            set.to_str().unwrap(),
         ],
-        None,
+        &set,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let docs: Vec<Value> = std::fs::read_to_string(&set)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let docs = crate::util::json_lines(&std::fs::read(&set).unwrap());
     let by_id: std::collections::HashMap<&str, &Value> = docs
         .iter()
         .map(|d| (d["id"].as_str().unwrap(), d))
@@ -270,18 +252,7 @@ fn make_plants_the_chosen_kinds_and_copies() {
 fn threshold_sweep_scores_what_dedup_decides() {
     let dir = tempfile::tempdir().unwrap();
     let set = dir.path().join("set.jsonl");
-    let o = run(
-        &[
-            "eval",
-            "make",
-            &fixture("mixed.jsonl"),
-            "--seed",
-            "3",
-            "--output",
-            set.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = make_set("3", &[], &set);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let set = set.to_str().unwrap();
     let json = dir.path().join("sweep.json");

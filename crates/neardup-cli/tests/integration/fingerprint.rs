@@ -35,10 +35,7 @@ fn jsonl_with_custom_fields_and_missing_ids() {
         Some(input.as_bytes()),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let out: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let out = crate::util::json_lines(&o.stdout);
     assert_eq!(
         out[0],
         serde_json::json!({"id": "a", "simhash": "cb10034311d3346d"})

@@ -19,10 +19,7 @@ fn err(o: &std::process::Output) -> String {
 }
 
 fn out_lines(o: &std::process::Output) -> Vec<Value> {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::util::json_lines(&o.stdout)
 }
 
 #[test]

@@ -6,9 +6,8 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Fields};
 use parquet::arrow::ArrowWriter;
-use serde_json::Value;
 
-use crate::util::run;
+use crate::util::{json_lines as lines, run};
 
 const ARTICLE: &str = "The harbour authority announced on Tuesday that the northern pier will close for repairs after engineers found that its wooden supports had rotted through decades of exposure to salt water.";
 const OTHER: &str = "A storm closed the mountain pass for three days last winter and cut off the villages beyond it, so that the school stayed shut and the bakery ran out of flour before the ploughs came.";
@@ -43,13 +42,6 @@ fn write(path: &Path, texts: &[Option<&str>], ids: bool) {
         ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-}
-
-fn lines(s: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(s)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn copy() -> String {

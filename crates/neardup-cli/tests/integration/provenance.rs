@@ -7,11 +7,7 @@ use serde_json::Value;
 use crate::util::run;
 
 fn read_lines(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::util::json_lines(&std::fs::read(p).unwrap())
 }
 
 /// `neardup dedup ARGS` on the BRIDGE documents: its decision lines.
@@ -20,10 +16,7 @@ fn dedup_bridge(args: &[&str]) -> Vec<Value> {
     all.extend_from_slice(args);
     let o = run(&all, Some(BRIDGE.as_bytes()));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::util::json_lines(&o.stdout)
 }
 
 /// A and B are apart; C, read last, is near both and joins their clusters.

@@ -287,10 +287,7 @@ fn a_start_that_cannot_listen_writes_nothing() {
 fn serve_answers_what_dedup_answers() {
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample.jsonl");
     let text = std::fs::read_to_string(&sample).unwrap();
-    let docs: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let docs = crate::util::json_lines(text.as_bytes());
     let out = crate::util::run(&["dedup", "-q", sample.to_str().unwrap()], None);
     assert!(
         out.status.success(),

@@ -31,6 +31,14 @@ pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
     out
 }
 
+/// The JSON values of every line of `bytes` (a command's output, a JSONL file).
+pub fn json_lines(bytes: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// The fields of every `neardup dedup` decision line, sorted (serde_json's key order).
 pub const DECISION_FIELDS: [&str; 7] = [
     "cluster",

@@ -6,3 +6,4 @@
 pub mod features;
 pub mod idf;
 pub mod normalize;
+pub mod packed;
