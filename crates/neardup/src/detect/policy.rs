@@ -193,6 +193,52 @@ impl AutoDetector {
             .is_some_and(|m| m.confirm() != crate::minhash::Confirm::None)
     }
 
+    /// [`Detector::sketch`], but without the long path's sketch (MinHash, simhash) when
+    /// `known(exact digest)` says an exact copy of a long text is indexed: an exact match
+    /// outranks every other, so a caller that needs only the strongest match can put that
+    /// sketch off (the engine: until the copy turns out to have left). Returns the sketch and
+    /// whether its long part was left out.
+    pub fn sketch_unless(
+        &self,
+        text: &str,
+        known: impl Fn(u128) -> bool,
+    ) -> Result<(AutoSketch, bool)> {
+        let n = self.normalizer.normalize_remembered(text);
+        let bytes = text.len();
+        let exact = self.exact.sketch_normalized(&n, bytes)?;
+        let chars = n.chars().filter(|&c| is_word_char(c)).count();
+        let short = (chars <= self.short.reach())
+            .then(|| self.short.sketch_normalized(&n, bytes))
+            .transpose()?;
+        let long = chars > self.opts.short.max_chars;
+        let skip = long && self.opts.exact && known(exact);
+        let long = long && !skip;
+        let simhash = match &self.simhash {
+            Some(_) if long => Some(self.fp.fingerprint_normalized(&n, bytes)?.simhash),
+            _ => None,
+        };
+        let minhash = match &self.minhash {
+            Some(m) if long => Some(m.sketch_normalized(&n, bytes)?),
+            _ => None,
+        };
+        Ok((
+            AutoSketch {
+                exact,
+                chars,
+                short,
+                simhash,
+                minhash,
+            },
+            skip,
+        ))
+    }
+
+    /// Whether a document whose normalised text has exact digest `digest` is indexed (always
+    /// `false` when the exact stage is off).
+    pub fn has_exact(&self, digest: u128) -> bool {
+        self.opts.exact && self.exact.contains(digest)
+    }
+
     /// The path a sketch takes.
     pub fn path(&self, s: &AutoSketch) -> Path {
         if s.chars <= self.opts.short.max_chars {
@@ -223,29 +269,7 @@ impl Detector for AutoDetector {
     }
 
     fn sketch(&self, text: &str) -> Result<AutoSketch> {
-        let n = self.normalizer.normalize_remembered(text);
-        let bytes = text.len();
-        let exact = self.exact.sketch_normalized(&n, bytes)?;
-        let chars = n.chars().filter(|&c| is_word_char(c)).count();
-        let short = (chars <= self.short.reach())
-            .then(|| self.short.sketch_normalized(&n, bytes))
-            .transpose()?;
-        let long = chars > self.opts.short.max_chars;
-        let simhash = match &self.simhash {
-            Some(_) if long => Some(self.fp.fingerprint_normalized(&n, bytes)?.simhash),
-            _ => None,
-        };
-        let minhash = match &self.minhash {
-            Some(m) if long => Some(m.sketch_normalized(&n, bytes)?),
-            _ => None,
-        };
-        Ok(AutoSketch {
-            exact,
-            chars,
-            short,
-            simhash,
-            minhash,
-        })
+        self.sketch_unless(text, |_| false).map(|(s, _)| s)
     }
 
     fn find(&self, s: &AutoSketch) -> Vec<Verdict> {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use super::config::check_id;
 use super::state::LIVE;
 use super::{
-    lock, records, sketch, Content, Decision, Doc, Engine, EngineError, Key, Outcome, Result,
-    Shared, SyncMode,
+    lock, records, sketch, Content, Decision, Doc, Engine, EngineError, Key, Outcome, Purpose,
+    Result, Shared, SyncMode,
 };
 use crate::detect::Stage;
 
@@ -24,7 +24,7 @@ impl Engine {
     /// durable (the document must then be treated as not stored).
     pub fn check_and_insert(&self, doc: Doc) -> Result<Outcome> {
         check_id(&doc.id)?;
-        let key = self.shared.key_of(&doc.content)?;
+        let key = self.shared.key_of(&doc.content, Purpose::Decide)?;
         self.check_and_insert_many(vec![(doc.id, key, doc.timestamp_ms)])
             .pop()
             .expect("one result")
@@ -80,7 +80,7 @@ impl Engine {
             .filter(|(_, c)| c.is_ok())
             .map(|(d, _)| &d.content)
             .collect();
-        let mut keys = self.shared.keys_of(&contents).into_iter();
+        let mut keys = self.shared.keys_of(&contents, Purpose::Decide).into_iter();
         docs.into_iter()
             .zip(checked)
             .map(|(d, c)| {
@@ -145,7 +145,7 @@ impl Engine {
         let last_lsn;
         {
             let _decider = lock(&sh.decide);
-            for (id, key, ts) in docs {
+            for (id, mut key, ts) in docs {
                 let now = sh.now();
                 // A replicated document keeps the timestamp its deciding instance gave it.
                 let ts = match ts {
@@ -175,7 +175,19 @@ impl Engine {
                     let found = match same {
                         Some(s) => Some(s),
                         None if replicated => None,
-                        None => sh.best_match(&inner, h, &key),
+                        None => {
+                            let found = sh.best_match(&inner, h, &key);
+                            // A put-off sketch (its exact copy was indexed when it was
+                            // sketched) is needed unless the answer is still a match that
+                            // outranks every other and that the veto never vetoes.
+                            let identical =
+                                found.is_some_and(|(_, d, s, _)| d == Some(0) || s == Some(1.0));
+                            if !identical && sh.complete(&mut key) {
+                                sh.best_match(&inner, h, &key)
+                            } else {
+                                found
+                            }
+                        }
                     };
                     match found {
                         Some((handle, distance, similarity, stage)) => Err(Decision::Duplicate {
@@ -200,6 +212,7 @@ impl Engine {
                     }
                     Ok(store_it) => {
                         if store_it {
+                            sh.complete(&mut key);
                             blob.clear();
                             let record = match &key {
                                 Key::Fingerprint(fp) => records::encode_insert(*fp, ts, &id),

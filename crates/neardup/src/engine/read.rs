@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::state::LIVE;
-use super::{Content, DocInfo, Engine, Hit, Key, QueryResult, Result, MAX_HITS};
+use super::{Content, DocInfo, Engine, Hit, Key, Purpose, QueryResult, Result, MAX_HITS};
 use crate::detect::Stage;
 
 impl Engine {
@@ -24,7 +24,7 @@ impl Engine {
     }
 
     fn query_now(&self, content: &Content) -> Result<QueryResult> {
-        match self.shared.key_of(content)? {
+        match self.shared.key_of(content, Purpose::Query)? {
             Key::Fingerprint(fp) => Ok(self.query_fingerprint_now(fp)),
             Key::Sketch(s) => {
                 let sh = &*self.shared;

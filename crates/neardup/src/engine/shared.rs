@@ -8,10 +8,10 @@ use neardup_index::Layout;
 
 use rayon::prelude::*;
 
-use super::sketch::{self, DocSketch};
+use super::sketch::{self, Deferred, DocSketch};
 use super::slab::Slot;
 use super::state::{Horizon, Inner, LIVE};
-use super::{lock, veto, Content, EngineError, Key, Result, Shared, SyncMode};
+use super::{lock, veto, Content, EngineError, Key, Purpose, Result, Shared, SyncMode};
 use crate::detect::{compare_verdicts, Detector, Stage, Verdict};
 
 impl Shared {
@@ -131,14 +131,16 @@ impl Shared {
         best.map(|(d, _, handle)| (handle, d))
     }
 
-    /// What `c` is checked by under the engine's detector.
-    pub(super) fn key_of(&self, c: &Content) -> Result<Key> {
-        self.keys_of(&[c]).pop().expect("one key")
+    /// What `c` is checked by under the engine's detector (`purpose`: see [`Shared::keys_of`]).
+    pub(super) fn key_of(&self, c: &Content, purpose: Purpose) -> Result<Key> {
+        self.keys_of(&[c], purpose).pop().expect("one key")
     }
 
     /// What each of a batch of contents is checked by, sketched in parallel. Under the template
-    /// veto the batch's own lines count with the stored documents' (see [`super::veto`]).
-    pub(super) fn keys_of(&self, contents: &[&Content]) -> Vec<Result<Key>> {
+    /// veto the batch's own lines count with the stored documents' (see [`super::veto`]); for
+    /// a [`Purpose::Decide`], a text whose exact copy is stored has its distinct part put off
+    /// ([`super::veto::Deferred`]).
+    pub(super) fn keys_of(&self, contents: &[&Content], purpose: Purpose) -> Vec<Result<Key>> {
         // A single document, or fingerprints only, are not worth a hop to the thread pool
         // (the caller may not be on it).
         let serial = contents.len() <= 1
@@ -158,28 +160,45 @@ impl Shared {
                 Content::Fingerprint(f) => Ok(Key::Fingerprint(*f)),
             });
         };
+        // For a decision, a long text whose exact copy is indexed (live or not: one that has
+        // left is caught when the document is decided) has its costly parts put off.
+        let known = |digest: u128| {
+            purpose == Purpose::Decide && {
+                let inner = self.read();
+                inner
+                    .segments
+                    .values()
+                    .any(|seg| seg.sketches.as_ref().is_some_and(|x| x.has_exact(digest)))
+            }
+        };
+        let sketch = |t: &String| -> Result<DocSketch> {
+            let (auto, put_off) = a.sketcher.sketch_unless(t, known)?;
+            Ok(DocSketch {
+                auto,
+                veto: None,
+                deferred: put_off.then(|| Box::new(Deferred { text: t.clone() })),
+            })
+        };
         let Some(rules) = &a.veto else {
             return each(&|c| match c {
-                Content::Text(t) => Ok(Key::Sketch(Box::new(DocSketch {
-                    auto: a.sketcher.sketch(t)?,
-                    veto: None,
-                }))),
+                Content::Text(t) => Ok(Key::Sketch(Box::new(sketch(t)?))),
                 Content::Fingerprint(_) => Err(EngineError::TextRequired {
                     detector: self.cfg.detector.name(),
                 }),
             });
         };
         // Under the veto, each text's normalised whole is taken right after its sketch, on the
-        // same thread, where the normaliser still remembers it.
+        // same thread, where the normaliser still remembers it (not needed when put off).
         let mut wholes: Vec<Option<String>> = vec![None; contents.len()];
         let mut out: Vec<Result<Key>> = {
             let sketch = |c: &Content| match c {
                 Content::Text(t) => {
-                    let auto = a.sketcher.sketch(t)?;
-                    Ok((
-                        Key::Sketch(Box::new(DocSketch { auto, veto: None })),
-                        Some(rules.normalize_whole(t)),
-                    ))
+                    let s = sketch(t)?;
+                    let whole = match s.deferred {
+                        Some(_) => String::new(),
+                        None => rules.normalize_whole(t),
+                    };
+                    Ok((Key::Sketch(Box::new(s)), Some(whole)))
                 }
                 Content::Fingerprint(_) => Err(EngineError::TextRequired {
                     detector: self.cfg.detector.name(),
@@ -210,7 +229,11 @@ impl Shared {
                 Content::Fingerprint(_) => None,
             })
             .unzip();
-        let sketches = veto::sketch_batch(rules, &only, |keys| {
+        let defer: Vec<bool> = at
+            .iter()
+            .map(|&i| matches!(&out[i], Ok(Key::Sketch(s)) if s.deferred.is_some()))
+            .collect();
+        let sketches = veto::sketch_batch(rules, &only, &defer, |keys| {
             let inner = self.read();
             keys.iter()
                 .map(|ks| {
@@ -226,6 +249,30 @@ impl Shared {
             }
         }
         out
+    }
+
+    /// Completes `key`'s put-off sketch (see [`Deferred`]): the long path's sketch and the
+    /// distinct part, computed from its text and the line counts it was sketched with, as they
+    /// would have been at first. Whether there was anything to complete.
+    pub(super) fn complete(&self, key: &mut Key) -> bool {
+        let (Key::Sketch(s), Some(a)) = (key, &self.auto) else {
+            return false;
+        };
+        let Some(d) = s.deferred.take() else {
+            return false;
+        };
+        // It was sketched from this very text, so it sketches again.
+        if let Ok(full) = a.sketcher.sketch(&d.text) {
+            s.auto = full;
+        }
+        if let (Some(rules), Some(v)) = (&a.veto, s.veto.as_mut()) {
+            let whole = rules.normalize_whole(&d.text);
+            let line_docs = std::mem::take(&mut v.line_docs);
+            let distinct = rules.distinct_part_normalized(&d.text, &whole, &line_docs);
+            v.part = distinct.as_ref().map(|d| d.kept());
+            v.distinct = distinct;
+        }
+        true
     }
 
     /// Every live document the sketch is a near-duplicate of, strongest first, as (verdict with

@@ -47,6 +47,22 @@ const HELD: u8 = 128;
 pub(super) struct DocSketch {
     pub(super) auto: AutoSketch,
     pub(super) veto: Option<VetoSketch>,
+    /// Set when the costly parts were put off (see [`Deferred`]): `auto` then has no long-path
+    /// sketch, `veto` no distinct part. Never encoded, never indexed.
+    pub(super) deferred: Option<Box<Deferred>>,
+}
+
+/// The text of a document being checked whose exact copy was indexed when it was sketched.
+/// Its answer will be "duplicate of that copy" — an exact match, which outranks every other
+/// and which the template veto never vetoes — so its long-path sketch (MinHash) and its
+/// distinct part, most of the cost of a sketch, are needed only if that copy has left the
+/// window by the time it is decided; they are computed then, from this text and the line
+/// counts it was sketched with ([`VetoSketch::line_docs`]), as they would have been at
+/// first. Decisions never need them otherwise; a query, which lists every match, never
+/// puts them off.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Deferred {
+    pub(super) text: String,
 }
 
 /// What the template veto knows of a document.
@@ -65,6 +81,10 @@ pub(super) struct VetoSketch {
     pub(super) distinct: Option<DistinctSketch>,
     /// What the index keeps of its distinct part.
     pub(super) part: Option<DistinctPart>,
+    /// When its distinct part was put off ([`DocSketch::deferred`]): how many documents held
+    /// each of its lines when it was sketched (`line_keys` order), what the part is computed
+    /// from. Otherwise empty. Never encoded.
+    pub(super) line_docs: Vec<u32>,
 }
 
 /// Appends the encoding of `s` to `out`.
@@ -75,6 +95,10 @@ pub(super) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
 /// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
 /// when `hold` (see [`HELD`]).
 fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool) {
+    debug_assert!(
+        d.deferred.is_none(),
+        "a put-off sketch is completed before it is encoded"
+    );
     let s = &d.auto;
     out.push(VERSION);
     out.extend_from_slice(&s.exact.to_le_bytes());
@@ -311,6 +335,7 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
             distinct_lines: Vec::new(),
             distinct: None,
             part,
+            line_docs: Vec::new(),
         })
     } else if flags & (DISTINCT | HELD) != 0 {
         return Err("a distinct part without its lines".into());
@@ -329,6 +354,7 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
             minhash,
         },
         veto,
+        deferred: None,
     })
 }
 
@@ -415,6 +441,11 @@ impl SketchIndex {
         let mut full = Vec::with_capacity(b.len() + 600);
         encode(&s, &mut full);
         std::borrow::Cow::Owned(full)
+    }
+
+    /// Whether a document with exact digest `digest` is indexed here (live or not).
+    pub(super) fn has_exact(&self, digest: u128) -> bool {
+        self.det.has_exact(digest)
     }
 
     /// The distinct part of the document at `pos` (under the template veto, when it has one).
@@ -524,6 +555,7 @@ mod tests {
             out.push(DocSketch {
                 auto: auto.clone(),
                 veto: None,
+                deferred: None,
             });
             out.push(DocSketch {
                 auto: auto.clone(),
@@ -532,6 +564,7 @@ mod tests {
                     had_repeats: true,
                     ..VetoSketch::default()
                 }),
+                deferred: None,
             });
             for samples in [
                 None,
@@ -548,7 +581,9 @@ mod tests {
                             signature: (0..128).collect(),
                             samples,
                         }),
+                        line_docs: Vec::new(),
                     }),
+                    deferred: None,
                 });
             }
         }

@@ -56,10 +56,12 @@ impl LineCounts {
 /// The veto's sketches of a batch of texts being checked, in order, each given with its
 /// normalised whole ([`VetoRules::normalize_whole`]). `stored(keys)` gives, for
 /// each line key of a text (`None`: a line too short to count), how many stored documents hold
-/// it; the caller takes the engine's read lock for it.
+/// it; the caller takes the engine's read lock for it. Where `defer[i]` (an exact copy of
+/// text `i` is stored), its distinct part is put off ([`super::sketch::Deferred`]).
 pub(super) fn sketch_batch(
     rules: &VetoRules,
     texts: &[(&str, String)],
+    defer: &[bool],
     stored: impl FnOnce(&[Vec<Option<u64>>]) -> Vec<Vec<u32>>,
 ) -> Vec<VetoSketch> {
     let keys: Vec<Vec<Option<u64>>> = texts.par_iter().map(|t| rules.line_keys(t.0)).collect();
@@ -82,13 +84,19 @@ pub(super) fn sketch_batch(
     texts
         .par_iter()
         .zip(keys.par_iter().zip(stored.par_iter()))
-        .map(|((t, whole), (ks, st))| {
+        .enumerate()
+        .map(|(i, ((t, whole), (ks, st)))| {
             let line_docs: Vec<u32> = ks
                 .iter()
                 .zip(st)
                 .map(|(k, n)| k.map_or(0, |k| n + batch.get(&k).copied().unwrap_or(0)))
                 .collect();
-            let distinct = rules.distinct_part_normalized(t, whole, &line_docs);
+            let deferred = defer.get(i).copied().unwrap_or(false);
+            let distinct = if deferred {
+                None
+            } else {
+                rules.distinct_part_normalized(t, whole, &line_docs)
+            };
             let min_docs = rules.options().min_docs;
             let mut lines: Vec<u64> = ks.iter().flatten().copied().collect();
             lines.sort_unstable();
@@ -107,6 +115,7 @@ pub(super) fn sketch_batch(
                 distinct_lines,
                 part: distinct.as_ref().map(|d| d.kept()),
                 distinct,
+                line_docs: if deferred { line_docs } else { Vec::new() },
             }
         })
         .collect()
@@ -117,7 +126,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::engine::{Decision, Doc, Engine, EngineConfig, ManualClock, SyncMode};
+    use crate::engine::{Content, Decision, Doc, Engine, EngineConfig, ManualClock, SyncMode};
     use crate::{FingerprintConfig, Fingerprinter};
 
     const TEMPLATE: &str =
@@ -149,6 +158,85 @@ mod tests {
             "page {i}: {}\n{TEMPLATE}",
             "lorem ipsum ".repeat(i as usize % 5 + 1)
         )
+    }
+
+    /// Pages that share only a long template (three lines), each with its own short body.
+    fn templated(body: &str) -> String {
+        format!(
+            "{body}\nEditor's note: the views expressed here are the author's own and not the site's.\n\
+             Copyright: no part of this article may be reproduced without written permission.\n\
+             Follow us to receive a daily selection of articles and exclusive material.\n"
+        )
+    }
+
+    const BODIES: [&str; 6] = [
+        "apples grow on trees in the orchard behind the old farmhouse",
+        "the committee approved the budget for new roads and schools",
+        "a storm closed the mountain pass for three days last winter",
+        "the museum opened a new wing devoted to early printed maps",
+        "engineers replaced the bridge cables without closing traffic",
+        "the choir rehearsed twice a week before the spring concert",
+    ];
+
+    /// Whether `p`'s MinHash sketch and distinct part were put off.
+    fn is_deferred(p: &crate::engine::PreparedDoc) -> bool {
+        match &p.key {
+            crate::engine::Key::Sketch(s) => {
+                assert_eq!(s.deferred.is_some(), s.auto.minhash.is_none());
+                let v = s.veto.as_ref().unwrap();
+                assert!(s.deferred.is_none() || v.distinct.is_none() && v.part.is_none());
+                s.deferred.is_some()
+            }
+            crate::engine::Key::Fingerprint(_) => false,
+        }
+    }
+
+    /// A copy whose exact original is stored has its MinHash sketch and distinct part put off;
+    /// if the original leaves before the copy is decided, they are computed then: the copy's
+    /// template-only matches are still vetoed, and it is stored with its part, so that later
+    /// template-only matches against it are vetoed too.
+    #[test]
+    fn exact_copy_whose_original_left_before_its_decision_keeps_the_veto() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let e = open(dir.path(), &clock);
+        let docs: Vec<Doc> = BODIES[..5]
+            .iter()
+            .enumerate()
+            .map(|(i, b)| Doc::text(format!("p{i}"), templated(b)))
+            .collect();
+        for r in e.check_and_insert_batch(docs) {
+            let o = r.unwrap();
+            assert!(o.stored, "template-only matches are vetoed: {o:?}");
+        }
+        // The query path never puts the part off: the copy's one hit is its original.
+        let q = e.query(&Content::Text(templated(BODIES[0]))).unwrap();
+        assert_eq!(
+            q.hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["p0"]
+        );
+        let copy = e.prepare(Doc::text("copy", templated(BODIES[0]))).unwrap();
+        assert!(
+            is_deferred(&copy),
+            "an exact copy of a stored page is put off"
+        );
+        let fresh = e.prepare(Doc::text("fresh", templated(BODIES[5]))).unwrap();
+        assert!(!is_deferred(&fresh));
+        // While the original is live the copy is its duplicate.
+        let o = e.decide(vec![copy.clone()]).wait().pop().unwrap().unwrap();
+        assert!(
+            matches!(&o.decision, Decision::Duplicate { of, similarity: Some(s), .. } if of == "p0" && *s == 1.0),
+            "{o:?}"
+        );
+        assert!(e.remove("p0").unwrap());
+        let o = e.decide(vec![copy]).wait().pop().unwrap().unwrap();
+        assert!(
+            o.stored && o.decision == Decision::Unique,
+            "template-only matches stay vetoed: {o:?}"
+        );
+        // Stored with its distinct part: a new page in the template is not its duplicate.
+        let o = e.decide(vec![fresh]).wait().pop().unwrap().unwrap();
+        assert!(o.stored && o.decision == Decision::Unique, "{o:?}");
     }
 
     /// The line counts follow the stored documents: duplicates add nothing, removal and expiry

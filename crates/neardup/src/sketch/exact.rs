@@ -67,6 +67,11 @@ impl<K: Hash + Eq + Copy> Chains<K> {
         }
     }
 
+    /// Whether any slot is under `key`.
+    pub(crate) fn contains(&self, key: &K) -> bool {
+        self.heads.contains_key(key)
+    }
+
     /// Approximate heap bytes.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.heads.capacity() * (std::mem::size_of::<K>() + 4 + 1) + self.next.capacity() * 4
@@ -103,6 +108,11 @@ impl ExactDetector {
             return Err(Error::EmptyDocument { input_bytes });
         }
         Ok(digest(normalized))
+    }
+
+    /// Whether a document with this digest is indexed.
+    pub fn contains(&self, digest: u128) -> bool {
+        self.chains.contains(&digest)
     }
 }
 
