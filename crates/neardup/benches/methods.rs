@@ -14,6 +14,7 @@ use neardup::minhash::{
     fold32, jaccard_estimate, MinHashLsh, MinHashOptions, MinHasher, Scheme, Shingles,
 };
 use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
+use neardup::template_veto::{TemplateVetoOptions, VetoRules};
 use neardup::{FingerprintConfig, Fingerprinter};
 
 fn corpus_dir() -> std::path::PathBuf {
@@ -205,5 +206,76 @@ fn bench_short(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_minhash, bench_imatch_exact, bench_short);
+/// The template veto's sketch of a document's distinct part (the text without its repeated
+/// lines: normalised again, its 3-gram signature, the guard's 5-gram sets of the part and of
+/// the whole document), with line counts taken over the same documents, as batch dedup
+/// counts them. Checks that the documents whose lines repeat get a distinct part, and that a
+/// document's part matches itself.
+fn bench_veto(c: &mut Criterion) {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let docs: Vec<String> = texts(
+        "zh_debian_docs.jsonl",
+        include_str!("../tests/fixtures/sanguo_ch1.txt"),
+        4 << 20,
+    )
+    .into_iter()
+    .map(|t| t.chars().take(700).collect())
+    .collect();
+    let rules = VetoRules::new(fp.clone(), TemplateVetoOptions::default()).unwrap();
+    let mut counts: std::collections::HashMap<u64, u32> = Default::default();
+    for t in &docs {
+        for k in rules.counted_lines(t) {
+            *counts.entry(k).or_default() += 1;
+        }
+    }
+    let line_docs: Vec<Vec<u32>> = docs
+        .iter()
+        .map(|t| {
+            rules
+                .line_keys(t)
+                .into_iter()
+                .map(|k| k.map_or(0, |k| counts[&k]))
+                .collect()
+        })
+        .collect();
+    let wholes: Vec<String> = docs.iter().map(|t| rules.normalize_whole(t)).collect();
+    let parts = |i: usize| rules.distinct_part_normalized(&docs[i], &wholes[i], &line_docs[i]);
+    let with_repeats = line_docs
+        .iter()
+        .filter(|l| l.iter().any(|&n| n >= 3))
+        .count();
+    let with_part = (0..docs.len()).filter(|&i| parts(i).is_some()).count();
+    assert!(
+        docs.len() < 100 || (with_part > 0 && with_part <= with_repeats),
+        "{with_part} parts, {with_repeats} documents with repeated lines"
+    );
+    if let Some(p) = (0..docs.len()).find_map(parts) {
+        let v = neardup::detect::Verdict {
+            of: 0,
+            distance: None,
+            similarity: Some(0.9),
+            stage: neardup::detect::Stage::Minhash,
+        };
+        assert!(rules.stands(&v, Some(&p), Some(&p.kept())));
+    }
+    let bytes: usize = docs.iter().map(String::len).sum();
+    let mut g = c.benchmark_group("veto");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("distinct-part/zh_debian_docs-700", |b| {
+        b.iter(|| {
+            let n = (0..docs.len()).filter(|&i| parts(i).is_some()).count();
+            assert_eq!(n, with_part);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_minhash,
+    bench_imatch_exact,
+    bench_short,
+    bench_veto
+);
 criterion_main!(benches);

@@ -27,6 +27,7 @@
 //! assert_eq!(contained_set_in_sample(&other, &sample), Some(0.0));
 //! ```
 
+use crate::features::PackedChars;
 use crate::hash::xxh3;
 
 /// The sorted, distinct shingle hashes (character `n`-grams of letters and digits) of
@@ -34,6 +35,15 @@ use crate::hash::xxh3;
 pub fn shingle_set(text: &str, n: usize) -> Vec<u32> {
     let mut v = Vec::new();
     crate::features::chars_each(text, n, |g: &[u8]| v.push((xxh3(g) >> 32) as u32));
+    sort_u32(&mut v);
+    v.dedup();
+    v
+}
+
+/// [`shingle_set`] of a text already packed ([`PackedChars`] of the normalised text).
+pub fn shingle_set_packed(packed: &PackedChars, n: usize) -> Vec<u32> {
+    let mut v = Vec::with_capacity(packed.len());
+    packed.ngrams_each(n, |g: &[u8]| v.push((xxh3(g) >> 32) as u32));
     sort_u32(&mut v);
     v.dedup();
     v

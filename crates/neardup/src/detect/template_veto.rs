@@ -55,14 +55,14 @@ use std::sync::RwLock;
 use serde::{Deserialize, Serialize};
 
 use crate::detect::containment::{
-    contained_sample_in_set, contained_set_in_sample, shingle_set, BottomK,
+    contained_sample_in_set, contained_set_in_sample, shingle_set, shingle_set_packed, BottomK,
 };
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
-use crate::features::{is_alphanumeric, is_numeric};
+use crate::features::{is_alphanumeric, is_numeric, PackedChars, PACK_PIECE};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
-use crate::minhash::{MinHashOptions, MinHasher, Scheme, Shingles};
+use crate::minhash::{fold32, MinHashOptions, MinHasher, Scheme, Shingles};
 use crate::normalize::Normalizer;
 
 /// Settings of [`TemplateVeto`].
@@ -191,6 +191,8 @@ pub struct GuardSets {
 
 /// Shingle size of the containment guard.
 const GUARD_NGRAM: usize = 5;
+/// Shingle size of the distinct part's signature.
+const DISTINCT_NGRAM: usize = 3;
 /// Sample size (per set) an inserted document keeps for the containment guard.
 const GUARD_SAMPLE: usize = 256;
 
@@ -351,6 +353,23 @@ mod tests {
         assert!(found[2].is_empty(), "{found:?}");
     }
 
+    proptest::proptest! {
+        /// The distinct part's sketch from its packed letters equals the one from its text
+        /// (what parts past `PACK_PIECE` bytes take).
+        #[test]
+        fn packed_part_sketch_equals_the_text_path(v in proptest::collection::vec(proptest::sample::select(vec!['a', 'b', '中', '文', ' ', '，', 'é', '-', 'ß', '😀']), 0..300)) {
+            let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+            let rules = VetoRules::new(fp, TemplateVetoOptions::default()).unwrap();
+            let kept: String = v.into_iter().collect();
+            let packed = VetoRules::pack(&kept);
+            proptest::prop_assert!(packed.is_some());
+            proptest::prop_assert_eq!(
+                rules.part_sketch(&kept, packed.as_ref()),
+                rules.part_sketch(&kept, None)
+            );
+        }
+    }
+
     /// The guard's threshold is checked like the others.
     #[test]
     fn contained_above_out_of_range_is_refused() {
@@ -442,7 +461,7 @@ impl VetoRules {
         // Distinct parts are short: compare them on character 3-grams.
         let hasher = MinHasher::new(&MinHashOptions {
             shingles: Shingles::Chars,
-            char_ngram: 3,
+            char_ngram: DISTINCT_NGRAM,
             // v1: the guard's thresholds (docs/quality.md) were measured with it, and these
             // signatures are stored in the engine's sketches (encoding version 2).
             scheme: Scheme::Permutations,
@@ -538,7 +557,12 @@ impl VetoRules {
             .chars()
             .filter(|&c| !is_numeric(c))
             .collect();
-        let part = kept.chars().filter(|&c| is_alphanumeric(c)).count();
+        // Its letters, packed once for both shingle sizes.
+        let packed = Self::pack(&kept);
+        let part = match &packed {
+            Some(p) => p.len(),
+            None => kept.chars().filter(|&c| is_alphanumeric(c)).count(),
+        };
         if part < self.opts.min_distinct_chars {
             return None;
         }
@@ -559,12 +583,45 @@ impl VetoRules {
         {
             return None;
         }
-        let signature = self.hasher.signature_normalized(&kept)?;
-        let guard = self.opts.contained_above.map(|_| GuardSets {
+        let (signature, part_set) = self.part_sketch(&kept, packed.as_ref())?;
+        let guard = part_set.map(|part| GuardSets {
             whole: shingle_set(&whole, GUARD_NGRAM),
-            part: shingle_set(&kept, GUARD_NGRAM),
+            part,
         });
         Some(DistinctSketch { signature, guard })
+    }
+
+    /// `kept` packed, unless it is longer than [`PACK_PIECE`] bytes: past that, `chars_each`
+    /// cuts it a piece at a time, which bounds the memory of very long parts.
+    fn pack(kept: &str) -> Option<PackedChars> {
+        (kept.len() <= PACK_PIECE).then(|| PackedChars::new(kept))
+    }
+
+    /// The distinct part's signature and, under the guard, its sorted shingle set, from
+    /// `packed` (the part packed) when given, else from the text. Both give the same.
+    fn part_sketch(
+        &self,
+        kept: &str,
+        packed: Option<&PackedChars>,
+    ) -> Option<(Vec<u32>, Option<Vec<u32>>)> {
+        let guard = self.opts.contained_above.is_some();
+        Some(match packed {
+            Some(p) => {
+                let mut keys = Vec::with_capacity(p.len());
+                p.ngrams_each(DISTINCT_NGRAM, |g| keys.push(fold32(xxh3(g))));
+                if keys.is_empty() {
+                    return None;
+                }
+                (
+                    self.hasher.signature_of_keys(&keys),
+                    guard.then(|| shingle_set_packed(p, GUARD_NGRAM)),
+                )
+            }
+            None => (
+                self.hasher.signature_normalized(kept)?,
+                guard.then(|| shingle_set(kept, GUARD_NGRAM)),
+            ),
+        })
     }
 
     /// Whether a match of the inner detector stands, `verdict` between a document whose
