@@ -84,7 +84,7 @@ impl Fingerprinter {
             "fingerprint": "simhash64",
             "spec_version": SPEC_VERSION,
             "config": portable,
-            "idf_digest": format!("{:016x}", features.idf().digest()),
+            "idf_digest": format!("{:016x}", features.idf_digest()),
             "stopwords_digest": format!("{:016x}", features.stopwords().digest()),
             "segmenter": SEGMENTER,
         })

@@ -158,7 +158,8 @@ static JIEBA: LazyLock<jieba_rs::Jieba> = LazyLock::new(jieba_rs::Jieba::new);
 #[derive(Debug, Clone)]
 pub struct FeatureExtractor {
     opts: FeatureOptions,
-    idf: Arc<IdfTable>,
+    /// A user dictionary; `None`: the bundled one, parsed on first use.
+    idf: Option<Arc<IdfTable>>,
     stop: Arc<StopWords>,
 }
 
@@ -183,8 +184,8 @@ impl FeatureExtractor {
             ));
         }
         let idf = match &opts.idf_file {
-            Some(p) => Arc::new(IdfTable::from_file(p)?),
-            None => IdfTable::bundled(),
+            Some(p) => Some(Arc::new(IdfTable::from_file(p)?)),
+            None => None,
         };
         let stop = match &opts.stopwords_file {
             Some(p) => Arc::new(StopWords::from_file(p)?),
@@ -204,7 +205,18 @@ impl FeatureExtractor {
 
     /// The IDF table in use.
     pub fn idf(&self) -> &IdfTable {
-        &self.idf
+        match &self.idf {
+            Some(t) => t,
+            None => IdfTable::bundled(),
+        }
+    }
+
+    /// The IDF table's digest (the bundled one's without parsing it).
+    pub fn idf_digest(&self) -> u64 {
+        match &self.idf {
+            Some(t) => t.digest(),
+            None => IdfTable::bundled_digest(),
+        }
     }
 
     /// The stop words in use.
@@ -212,9 +224,11 @@ impl FeatureExtractor {
         &self.stop
     }
 
-    /// Loads jieba's dictionary now rather than on the first Chinese document.
+    /// Loads jieba's dictionary and the IDF table now rather than on the first Chinese
+    /// document.
     pub fn warm_up(&self) {
         LazyLock::force(&JIEBA);
+        self.idf();
     }
 
     /// The concrete method used for `text` (resolves [`Method::Auto`]).
@@ -297,10 +311,11 @@ impl FeatureExtractor {
                 }
             }
         }
+        let idf = self.idf();
         let mut words: Vec<(u64, u64, &str)> = tf
             .into_iter()
             .map(|(w, n)| {
-                let q = (n as f64 * self.idf.idf(w) * 1000.0).round();
+                let q = (n as f64 * idf.idf(w) * 1000.0).round();
                 let q = if q >= 1.0 { q.min(1e15) as u64 } else { 1 };
                 (q, xxh3(w.as_bytes()), w)
             })

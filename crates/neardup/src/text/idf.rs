@@ -29,15 +29,20 @@ pub struct IdfTable {
 }
 
 impl IdfTable {
-    /// The bundled jieba dictionary, parsed once per process and shared.
-    pub fn bundled() -> Arc<IdfTable> {
-        static BUNDLED: LazyLock<Arc<IdfTable>> = LazyLock::new(|| {
-            Arc::new(
-                IdfTable::parse(BUNDLED_IDF, Path::new("<bundled jieba idf>"))
-                    .expect("bundled IDF dictionary is well formed"),
-            )
+    /// The bundled jieba dictionary, parsed on first use (tens of milliseconds; only the
+    /// jieba TF-IDF features and I-Match read it) and shared by the whole process.
+    pub fn bundled() -> &'static IdfTable {
+        static BUNDLED: LazyLock<IdfTable> = LazyLock::new(|| {
+            IdfTable::parse(BUNDLED_IDF, Path::new("<bundled jieba idf>"))
+                .expect("bundled IDF dictionary is well formed")
         });
-        BUNDLED.clone()
+        &BUNDLED
+    }
+
+    /// [`digest`](Self::digest) of the bundled dictionary, without parsing it.
+    pub fn bundled_digest() -> u64 {
+        static DIGEST: LazyLock<u64> = LazyLock::new(|| xxh3(BUNDLED_IDF.as_bytes()));
+        *DIGEST
     }
 
     /// Loads a dictionary file: one `word idf` pair a line, separated by white space; empty
@@ -194,6 +199,13 @@ impl StopWords {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The digest a fingerprinter records before the table is ever parsed is the parsed
+    /// table's: configuration ids do not depend on when the dictionary was first used.
+    #[test]
+    fn bundled_digest_without_parsing_is_the_parsed_tables() {
+        assert_eq!(IdfTable::bundled_digest(), IdfTable::bundled().digest());
+    }
 
     #[test]
     fn bundled_median_matches_jieba() {
