@@ -37,6 +37,9 @@ pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Optio
     }
     // The most edits a score of `min` allows.
     let budget = ((1.0 - min) * s.len() as f64 + 1e-9).floor().max(0.0) as usize;
+    if missing_at_least(&s, &l, budget + 1) {
+        return None;
+    }
     // row[j]: cost of aligning s[..i] to a substring of l ending at j (free start).
     let mut row = vec![0usize; l.len() + 1];
     let mut next = vec![0usize; l.len() + 1];
@@ -58,6 +61,41 @@ pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Optio
     (score >= min).then_some(score)
 }
 
+/// Whether at least `floor` characters of `s` can have no partner in `l`: every character of
+/// `s` beyond the number of times it occurs in `l` costs an edit in any alignment (each
+/// character of `l` stands for at most one of `s`), so their count bounds the distance from
+/// below. Linear, where the alignment is quadratic: most candidate pairs that are not
+/// contained are refused here.
+fn missing_at_least(s: &[char], l: &[char], floor: usize) -> bool {
+    if floor > s.len() {
+        return false;
+    }
+    // The distinct characters of `s` with their counts, sorted for binary search.
+    let mut counts: Vec<(char, u32)> = Vec::with_capacity(s.len());
+    let mut sorted = s.to_vec();
+    sorted.sort_unstable();
+    for c in sorted {
+        match counts.last_mut() {
+            Some((d, n)) if *d == c => *n += 1,
+            _ => counts.push((c, 1)),
+        }
+    }
+    // Characters of `s` not yet given a partner.
+    let mut missing = s.len();
+    for c in l {
+        if let Ok(i) = counts.binary_search_by_key(c, |&(d, _)| d) {
+            if counts[i].1 > 0 {
+                counts[i].1 -= 1;
+                missing -= 1;
+                if missing < floor {
+                    return false;
+                }
+            }
+        }
+    }
+    missing >= floor
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +108,17 @@ mod tests {
             let full = contained_similarity(&s, &l);
             let want = (full >= min).then_some(full);
             prop_assert_eq!(contained_similarity_at_least(&s, &l, min), want);
+        }
+
+        /// The character-count bound never exceeds the alignment's distance: it refuses only
+        /// pairs the alignment refuses.
+        #[test]
+        fn missing_characters_bound_the_distance(s in "[a-e]{1,20}", l in "[a-f]{0,30}") {
+            let sc: Vec<char> = s.chars().collect();
+            let lc: Vec<char> = l.chars().collect();
+            let d = ((1.0 - contained_similarity(&s, &l)) * sc.len() as f64).round() as usize;
+            prop_assert!(!missing_at_least(&sc, &lc, d + 1));
+            prop_assert!(missing_at_least(&sc, &lc, 0));
         }
 
         /// A text is wholly contained in anything that holds it verbatim.
