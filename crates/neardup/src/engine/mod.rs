@@ -190,7 +190,7 @@ enum Key {
 
 /// What a key is computed for: a decision (check and insert) or a query (every match
 /// listed). A decision needs only the strongest match, so some of the template veto's work
-/// can be put off ([`veto::Deferred`]); a query's list needs all of it.
+/// can be put off ([`sketch::Deferred`]); a query's list needs all of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Purpose {
     Decide,

@@ -139,7 +139,7 @@ impl Shared {
     /// What each of a batch of contents is checked by, sketched in parallel. Under the template
     /// veto the batch's own lines count with the stored documents' (see [`super::veto`]); for
     /// a [`Purpose::Decide`], a text whose exact copy is stored has its distinct part put off
-    /// ([`super::veto::Deferred`]).
+    /// ([`super::sketch::Deferred`]).
     pub(super) fn keys_of(&self, contents: &[&Content], purpose: Purpose) -> Vec<Result<Key>> {
         // A single document, or fingerprints only, are not worth a hop to the thread pool
         // (the caller may not be on it).

@@ -54,7 +54,9 @@ pub(super) struct DocSketch {
 
 /// The text of a document being checked whose exact copy was indexed when it was sketched.
 /// Its answer will be "duplicate of that copy" — an exact match, which outranks every other
-/// and which the template veto never vetoes — so its long-path sketch (MinHash) and its
+/// and which the template veto never vetoes (a tie, another live document at similarity 1,
+/// cannot exist: of two such documents the later is never stored) — so its long-path
+/// sketch (MinHash) and its
 /// distinct part, most of the cost of a sketch, are needed only if that copy has left the
 /// window by the time it is decided; they are computed then, from this text and the line
 /// counts it was sketched with ([`VetoSketch::line_docs`]), as they would have been at
