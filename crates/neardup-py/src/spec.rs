@@ -53,5 +53,6 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
         // As the command: `auto` under the veto has its own default threshold.
         threshold: threshold.unwrap_or(DetectorSpec::default_threshold(method, template_veto)),
         template_veto,
+        ..DetectorSpec::default()
     })
 }

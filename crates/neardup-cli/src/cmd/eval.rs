@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use neardup::detect::spec::DetectorSpec;
-use neardup::eval::{self, MakeOptions, SetDoc, SourceDoc, Truth};
+use neardup::eval::{self, MakeOptions, NgramSetting, SetDoc, SourceDoc, Truth};
 use serde_json::Value;
 
 use super::common::{set_threads, FeatureArgs};
@@ -23,6 +23,7 @@ Examples:
   neardup dedup set.jsonl > out.jsonl && neardup eval score set.jsonl out.jsonl
   neardup eval sweep set.jsonl --chart pr.svg            # the default detector's threshold
   neardup eval sweep set.jsonl --threshold 0.4,0.5,0.6 --no-template-veto
+  neardup eval sweep set.jsonl --minhash-char-ngram 3..7   # the default detector's shingle size
   neardup eval sweep set.jsonl --k 0..8 --features jieba  # simhash distance
 
 Pairwise scoring: a true pair is two documents of the same planted group, a predicted pair two
@@ -41,8 +42,9 @@ pub enum EvalCommand {
     Make(MakeArgs),
     /// Score dedup output against an evaluation set: pairwise precision, recall, F1.
     Score(ScoreArgs),
-    /// Run dedup in-process at a range of settings (the Jaccard threshold of the default
-    /// detector or of minhash, or the simhash distance) and score each: a table and an SVG chart.
+    /// Run dedup in-process at a range of settings (the Jaccard threshold or the MinHash
+    /// shingle size of the default detector or of minhash, or the simhash distance) and score
+    /// each: a table and an SVG chart.
     Sweep(SweepArgs),
 }
 
@@ -101,12 +103,19 @@ pub struct SweepArgs {
     pub set: PathBuf,
     /// Sweep the simhash Hamming distance over these: a range `A..B` (inclusive) or a list
     /// `0,2,3` (the detector is then simhash).
-    #[arg(long, value_parser = parse_ks, conflicts_with_all = ["threshold", "detector"])]
+    #[arg(long, value_parser = parse_ks, conflicts_with_all = ["threshold", "detector", "minhash_char_ngram", "minhash_word_ngram"])]
     pub k: Option<KList>,
     /// Sweep the Jaccard threshold over these: a list `0.4,0.5,0.6`
-    /// [default: 0.3,0.35,…,0.9 when --k is not given].
+    /// [default: 0.3,0.35,…,0.9 when no other knob is given].
     #[arg(long, value_delimiter = ',', value_parser = parse_sweep_threshold)]
     pub threshold: Vec<f64>,
+    /// Sweep MinHash's character shingle size (Han-heavy and spaceless text) over these: a
+    /// list `3,4,5,6` or a range `3..6`, at the default threshold.
+    #[arg(long, value_name = "NS", value_parser = parse_ngrams, conflicts_with_all = ["threshold", "minhash_word_ngram"])]
+    pub minhash_char_ngram: Option<KList>,
+    /// Sweep MinHash's word shingle size (other text) over these: a list `1,2,3,4` or a range.
+    #[arg(long, value_name = "NS", value_parser = parse_ngrams, conflicts_with = "threshold")]
+    pub minhash_word_ngram: Option<KList>,
     /// The detector whose threshold is swept: auto (the default of `neardup dedup`) or minhash.
     #[arg(
         long = "method",
@@ -149,6 +158,25 @@ fn parse_sweep_threshold(s: &str) -> Result<f64, String> {
 pub struct KList(pub Vec<u32>);
 
 fn parse_ks(s: &str) -> Result<KList, String> {
+    let ks = parse_list(s)?;
+    if ks.iter().any(|&k| k >= 64) {
+        return Err(format!("`{s}`: distances must be 0 to 63"));
+    }
+    Ok(KList(ks))
+}
+
+fn parse_ngrams(s: &str) -> Result<KList, String> {
+    let ns = parse_list(s)?;
+    if ns.iter().any(|&n| n == 0 || n > 64) {
+        return Err(format!(
+            "`{s}`: shingle sizes must be 1 to 64 (characters) or 1 to 16 (words)"
+        ));
+    }
+    Ok(KList(ns))
+}
+
+/// A range `A..B` (inclusive) or a list `A,B,C` of numbers.
+fn parse_list(s: &str) -> Result<Vec<u32>, String> {
     let bad = || format!("`{s}`: use a range like 0..8 (inclusive) or a list like 0,2,3");
     let ks: Vec<u32> = if let Some((a, b)) = s.split_once("..") {
         let a: u32 = a.trim().parse().map_err(|_| bad())?;
@@ -166,10 +194,10 @@ fn parse_ks(s: &str) -> Result<KList, String> {
             .map(|x| x.trim().parse().map_err(|_| bad()))
             .collect::<Result<_, _>>()?
     };
-    if ks.is_empty() || ks.iter().any(|&k| k >= 64) {
-        return Err(format!("`{s}`: distances must be 0 to 63"));
+    if ks.is_empty() {
+        return Err(bad());
     }
-    Ok(KList(ks))
+    Ok(ks)
 }
 
 /// Runs `neardup eval`.
@@ -336,6 +364,41 @@ fn sweep(a: SweepArgs) -> anyhow::Result<()> {
             (
                 eval::sweep_simhash(&fp, &texts, &truth, &ks.0)?,
                 format!("simhash, features {:?}", a.features.method),
+            )
+        }
+        None if a.minhash_char_ngram.is_some() || a.minhash_word_ngram.is_some() => {
+            let settings: Vec<NgramSetting> = match (&a.minhash_char_ngram, &a.minhash_word_ngram) {
+                (Some(ns), _) => {
+                    ns.0.iter()
+                        .map(|&n| NgramSetting::Chars(n as usize))
+                        .collect()
+                }
+                (None, Some(ns)) => {
+                    ns.0.iter()
+                        .map(|&n| NgramSetting::Words(n as usize))
+                        .collect()
+                }
+                (None, None) => unreachable!("one of them is given"),
+            };
+            let template_veto = !a.no_template_veto;
+            let method = a.detector.parse()?;
+            let spec = DetectorSpec {
+                method,
+                template_veto,
+                threshold: DetectorSpec::default_threshold(method, template_veto),
+                ..DetectorSpec::default()
+            };
+            (
+                eval::sweep_ngram(&fp, &texts, &truth, &spec, &settings)?,
+                format!(
+                    "{}{}",
+                    a.detector,
+                    if a.no_template_veto {
+                        ", no template veto"
+                    } else {
+                        ""
+                    }
+                ),
             )
         }
         None => {

@@ -313,3 +313,109 @@ fn threshold_sweep_scores_what_dedup_decides() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `eval sweep --minhash-char-ngram` / `--minhash-word-ngram` decide as `neardup dedup` with
+/// the same shingle size does (5 and 3 are dedup's defaults, 3 and 2 other sizes); the size
+/// flags are refused with a threshold sweep, out of range, and by `dedup --method simhash`.
+#[test]
+fn ngram_sweep_scores_what_dedup_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.jsonl");
+    let o = make_set("3", &[], &set);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let set = set.to_str().unwrap();
+    for (knob, values, dedup_flag) in [
+        ("--minhash-char-ngram", "5,3", "--minhash-char-ngram"),
+        ("--minhash-word-ngram", "3,2", "--minhash-word-ngram"),
+    ] {
+        let json = dir.path().join("sweep.json");
+        let o = run(
+            &[
+                "eval",
+                "sweep",
+                set,
+                knob,
+                values,
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let table = String::from_utf8(o.stdout).unwrap();
+        assert!(table.starts_with("   n"), "{table}");
+        let points: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let points = points.as_array().unwrap();
+        assert_eq!(points.len(), 2);
+        for (p, n) in points.iter().zip(values.split(',')) {
+            let out = dir.path().join("out.jsonl");
+            let o = run(
+                &[
+                    "dedup",
+                    "-q",
+                    "-o",
+                    out.to_str().unwrap(),
+                    set,
+                    dedup_flag,
+                    n,
+                ],
+                None,
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let scored = dir.path().join("scores.json");
+            let o = run(
+                &[
+                    "eval",
+                    "score",
+                    set,
+                    out.to_str().unwrap(),
+                    "--json",
+                    scored.to_str().unwrap(),
+                ],
+                None,
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let s: Value =
+                serde_json::from_str(&std::fs::read_to_string(&scored).unwrap()).unwrap();
+            assert_eq!(p["scores"], s, "{knob} {n}");
+            assert!(p["ngram"].is_object(), "{p}");
+        }
+    }
+    let o = run(
+        &[
+            "eval",
+            "sweep",
+            set,
+            "--minhash-char-ngram",
+            "3,5",
+            "--threshold",
+            "0.5",
+        ],
+        None,
+    );
+    assert!(!o.status.success());
+    let o = run(&["eval", "sweep", set, "--minhash-char-ngram", "0,3"], None);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("1 to 64"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(
+        &[
+            "dedup",
+            set,
+            "--method",
+            "simhash",
+            "--minhash-char-ngram",
+            "4",
+        ],
+        None,
+    );
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--method minhash or auto"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

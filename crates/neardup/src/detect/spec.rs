@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::exact::ExactDetector;
 use crate::fingerprint::Fingerprinter;
 use crate::imatch::{IMatchDetector, IMatchOptions};
-use crate::minhash::{MinHashDetector, MinHashDetectorOptions, DEFAULT_THRESHOLD};
+use crate::minhash::{MinHashDetector, MinHashDetectorOptions, MinHashOptions, DEFAULT_THRESHOLD};
 use crate::policy::{AutoDetector, LongMethod, PolicyOptions};
 use crate::shorttext::{ShortTextDetector, ShortTextOptions};
 
@@ -132,15 +132,23 @@ pub struct DetectorSpec {
     /// Wrap `minhash` and `auto` in the template veto (default true; batch only: it learns
     /// which lines repeat across the corpus).
     pub template_veto: bool,
+    /// `n` of MinHash's character shingles (Han-heavy and spaceless text), for `minhash` and
+    /// `auto`'s long path, 1..=64 (default 5, [`MinHashOptions`]).
+    pub char_ngram: usize,
+    /// `n` of MinHash's word shingles (other text), 1..=16 (default 3).
+    pub word_ngram: usize,
 }
 
 impl Default for DetectorSpec {
     fn default() -> Self {
+        let m = MinHashOptions::default();
         DetectorSpec {
             method: Method::Auto,
             distance: 3,
             threshold: VETOED_AUTO_THRESHOLD,
             template_veto: true,
+            char_ngram: m.char_ngram,
+            word_ngram: m.word_ngram,
         }
     }
 }
@@ -180,6 +188,8 @@ impl DetectorSpec {
             ..PolicyOptions::default()
         };
         opts.minhash.lsh.threshold = self.threshold;
+        opts.minhash.minhash.char_ngram = self.char_ngram;
+        opts.minhash.minhash.word_ngram = self.word_ngram;
         opts
     }
 
@@ -204,6 +214,8 @@ impl DetectorSpec {
             Method::Minhash => {
                 let mut opts = MinHashDetectorOptions::default();
                 opts.lsh.threshold = self.threshold;
+                opts.minhash.char_ngram = self.char_ngram;
+                opts.minhash.word_ngram = self.word_ngram;
                 let make = move || MinHashDetector::new(fp.clone(), opts.clone());
                 with_veto(w, make, fp, veto)
             }
@@ -232,5 +244,56 @@ fn with_veto<W: WithDetector, D: Detector + 'static>(
         w.with(|| TemplateVeto::new(make()?, fp.clone(), TemplateVetoOptions::default()))
     } else {
         w.with(make)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dedup::{Deduper, Keep};
+    use crate::FingerprintConfig;
+
+    /// Whether the second text is decided a duplicate of the first.
+    struct Pair<'a>(&'a [&'a str; 2]);
+    impl WithDetector for Pair<'_> {
+        type Output = Result<bool>;
+        fn with<D: Detector>(self, make: impl Fn() -> Result<D>) -> Result<bool> {
+            let mut dd = Deduper::new(make()?);
+            dd.push_batch(self.0).map_err(|e| e.source)?;
+            Ok(dd.finish(Keep::First).outcomes[1].duplicate_of == Some(0))
+        }
+    }
+
+    /// The shingle sizes reach MinHash in both methods that use it: the same words in another
+    /// order are one set of single words but not of word triples, and a size out of range is
+    /// refused with a message naming it.
+    #[test]
+    fn shingle_sizes_reach_minhash() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let words: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+        let a = words.join(" ");
+        let b = words.iter().rev().cloned().collect::<Vec<_>>().join(" ");
+        let texts = [a.as_str(), b.as_str()];
+        for method in [Method::Minhash, Method::Auto] {
+            let spec = |word_ngram| DetectorSpec {
+                method,
+                template_veto: false,
+                threshold: 0.6,
+                word_ngram,
+                ..DetectorSpec::default()
+            };
+            assert!(spec(1).build(&fp, Pair(&texts)).unwrap(), "{method:?}");
+            assert!(!spec(3).build(&fp, Pair(&texts)).unwrap(), "{method:?}");
+            let e = spec(17).build(&fp, Pair(&texts)).unwrap_err();
+            assert!(e.to_string().contains("word_ngram = 17"), "{e}");
+            let e = DetectorSpec {
+                method,
+                char_ngram: 0,
+                ..DetectorSpec::default()
+            }
+            .build(&fp, Pair(&texts))
+            .unwrap_err();
+            assert!(e.to_string().contains("char_ngram = 0"), "{e}");
+        }
     }
 }

@@ -58,7 +58,10 @@ mod sweep;
 
 pub use score::{score, Prf, Row, Scores};
 pub use sources::{jsonl_sources, pair_truth, paragraph_sources, sentence_sources};
-pub use sweep::{simhashes, sweep_simhash, sweep_svg, sweep_table, sweep_threshold, SweepPoint};
+pub use sweep::{
+    simhashes, sweep_ngram, sweep_simhash, sweep_svg, sweep_table, sweep_threshold, NgramSetting,
+    SweepPoint,
+};
 
 use std::collections::HashMap;
 

@@ -1,6 +1,6 @@
 //! Sweeps of a detector's own knob — the simhash distance k, or the MinHash Jaccard threshold
-//! of `minhash` and the default `auto` detector —: dedup at each setting, scored, as a table and
-//! an SVG chart.
+//! or shingle size of `minhash` and the default `auto` detector —: dedup at each setting,
+//! scored, as a table and an SVG chart.
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -22,22 +22,40 @@ pub struct SweepPoint {
     /// The Jaccard threshold (a `minhash` or `auto` sweep).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
+    /// MinHash's shingle size (an n-gram sweep of `minhash` or `auto`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ngram: Option<NgramSetting>,
     /// The scores of dedup at that setting.
     pub scores: Scores,
+}
+
+/// Which of MinHash's shingle sizes an n-gram sweep varies, and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NgramSetting {
+    /// `n` of the character shingles (Han-heavy and spaceless text).
+    Chars(usize),
+    /// `n` of the word shingles (other text).
+    Words(usize),
 }
 
 impl SweepPoint {
     /// The setting, as a number.
     fn x(&self) -> f64 {
-        self.threshold.unwrap_or(self.k.unwrap_or(0) as f64)
+        match self.ngram {
+            Some(NgramSetting::Chars(n) | NgramSetting::Words(n)) => n as f64,
+            None => self.threshold.unwrap_or(self.k.unwrap_or(0) as f64),
+        }
     }
 
     /// The setting, as the table and the chart show it.
     fn label(&self) -> String {
-        match (self.k, self.threshold) {
-            (Some(k), _) => k.to_string(),
-            (None, Some(t)) => format!("{t:.2}"),
-            (None, None) => String::new(),
+        match (self.k, self.threshold, self.ngram) {
+            (Some(k), _, _) => k.to_string(),
+            (None, _, Some(NgramSetting::Chars(n))) => format!("c{n}"),
+            (None, _, Some(NgramSetting::Words(n))) => format!("w{n}"),
+            (None, Some(t), None) => format!("{t:.2}"),
+            (None, None, None) => String::new(),
         }
     }
 }
@@ -72,6 +90,7 @@ pub fn sweep_simhash(
             Ok(SweepPoint {
                 k: Some(k),
                 threshold: None,
+                ngram: None,
                 scores: score(truth, &pred),
             })
         })
@@ -121,15 +140,6 @@ pub fn sweep_threshold(
             base.method.name()
         )));
     }
-    /// Dedup with the detector a spec names.
-    struct Run<'a>(&'a [&'a str]);
-    impl WithDetector for Run<'_> {
-        type Output = Result<Vec<u64>>;
-        fn with<D: Detector>(self, make: impl Fn() -> Result<D>) -> Result<Vec<u64>> {
-            let c = dedup(make()?, self.0, Keep::First).map_err(|e| e.source)?;
-            Ok(c.outcomes.iter().map(|o| u64::from(o.cluster)).collect())
-        }
-    }
     thresholds
         .iter()
         .map(|&t| {
@@ -146,6 +156,63 @@ pub fn sweep_threshold(
             Ok(SweepPoint {
                 k: None,
                 threshold: Some(t),
+                ngram: None,
+                scores: score(truth, &pred),
+            })
+        })
+        .collect()
+}
+
+/// Dedup with the detector a spec names: each document's cluster.
+struct Run<'a>(&'a [&'a str]);
+
+impl WithDetector for Run<'_> {
+    type Output = Result<Vec<u64>>;
+    fn with<D: Detector>(self, make: impl Fn() -> Result<D>) -> Result<Vec<u64>> {
+        let c = dedup(make()?, self.0, Keep::First).map_err(|e| e.source)?;
+        Ok(c.outcomes.iter().map(|o| u64::from(o.cluster)).collect())
+    }
+}
+
+/// Runs dedup with the detector `base` names at every MinHash shingle size in `settings`
+/// (each varies the character or the word n-gram of `base`) and scores each clustering against
+/// `truth` (aligned with `texts`): the decisions of `neardup dedup --minhash-char-ngram N` (or
+/// `--minhash-word-ngram N`).
+///
+/// # Errors
+/// [`Error::Config`] when `base` names a method without MinHash, or a size is out of range;
+/// a sketching error of a text.
+pub fn sweep_ngram(
+    fp: &Fingerprinter,
+    texts: &[&str],
+    truth: &[Truth],
+    base: &DetectorSpec,
+    settings: &[NgramSetting],
+) -> Result<Vec<SweepPoint>> {
+    if !base.method.uses_threshold() {
+        return Err(Error::Config(format!(
+            "method {} has no MinHash shingles to sweep: sweep its distance k instead",
+            base.method.name()
+        )));
+    }
+    settings
+        .iter()
+        .map(|&n| {
+            let spec = match n {
+                NgramSetting::Chars(c) => DetectorSpec {
+                    char_ngram: c,
+                    ..base.clone()
+                },
+                NgramSetting::Words(w) => DetectorSpec {
+                    word_ngram: w,
+                    ..base.clone()
+                },
+            };
+            let pred = spec.build(fp, Run(texts))?;
+            Ok(SweepPoint {
+                k: None,
+                threshold: None,
+                ngram: Some(n),
                 scores: score(truth, &pred),
             })
         })
@@ -166,12 +233,14 @@ fn find_row<'a>(s: &'a Scores, kind: &str, bucket: &str) -> Option<&'a Prf> {
 
 /// A plain-text table of a sweep: P/R/F1 overall and per bucket at each setting.
 pub fn sweep_table(points: &[SweepPoint]) -> String {
-    let knob = if points.iter().any(|p| p.threshold.is_some()) {
+    let knob = if points.iter().any(|p| p.ngram.is_some()) {
+        "n"
+    } else if points.iter().any(|p| p.threshold.is_some()) {
         "t"
     } else {
         "k"
     };
-    let width = if knob == "t" { 4 } else { 3 };
+    let width = if knob == "k" { 3 } else { 4 };
     let mut s = format!("{knob:>width$}");
     for b in ["all", "short", "medium", "long"] {
         s.push_str(&format!("  {:>6} {:>6} {:>6}", format!("P.{b}"), "R", "F1"));
@@ -208,10 +277,11 @@ pub fn sweep_svg(points: &[SweepPoint], title: &str) -> String {
         .map(SweepPoint::x)
         .fold(f64::NEG_INFINITY, f64::max);
     let kmax = if kmax > kmin { kmax } else { kmin + 1.0 };
-    let axis = if points.iter().any(|p| p.threshold.is_some()) {
-        "Jaccard threshold"
-    } else {
-        "Hamming distance k"
+    let axis = match points.iter().find_map(|p| p.ngram) {
+        Some(NgramSetting::Chars(_)) => "MinHash character n-gram",
+        Some(NgramSetting::Words(_)) => "MinHash word n-gram",
+        None if points.iter().any(|p| p.threshold.is_some()) => "Jaccard threshold",
+        None => "Hamming distance k",
     };
     let x = |k: f64| l + (k - kmin) / (kmax - kmin) * pw;
     let y = |v: f64| t + (1.0 - v) * ph;

@@ -99,6 +99,15 @@ pub struct Args {
     /// Refused with detectors that do not use it.
     #[arg(long, value_parser = parse_threshold)]
     pub threshold: Option<f64>,
+    /// --method minhash and auto (long texts): n of MinHash's character shingles, for
+    /// Han-heavy and spaceless text, 1 to 64 [default: 5; docs/quality.md]. Refused with
+    /// detectors that do not use it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub minhash_char_ngram: Option<u32>,
+    /// --method minhash and auto (long texts): n of MinHash's word shingles, for other text,
+    /// 1 to 16 [default: 3]. Refused with detectors that do not use it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub minhash_word_ngram: Option<u32>,
     /// Which document of a cluster is kept: first or longest.
     #[arg(long, default_value = "first", value_parser = ["first", "longest"])]
     pub keep: String,
@@ -191,6 +200,12 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
             if uses_distance { ", or set --distance instead" } else { "" }
         );
     }
+    if (args.minhash_char_ngram.is_some() || args.minhash_word_ngram.is_some()) && !uses_threshold {
+        anyhow::bail!(
+            "--minhash-char-ngram and --minhash-word-ngram size the shingles of --method minhash and auto, and --method {det} would ignore them: it {what}; \
+             pass --method minhash or auto to use them"
+        );
+    }
     Ok(())
 }
 
@@ -209,6 +224,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         distance: args.distance(),
         threshold: args.threshold(),
         template_veto: !args.no_template,
+        char_ngram: args
+            .minhash_char_ngram
+            .map_or(DetectorSpec::default().char_ngram, |n| n as usize),
+        word_ngram: args
+            .minhash_word_ngram
+            .map_or(DetectorSpec::default().word_ngram, |n| n as usize),
     };
     let fp = args.features.fingerprinter()?;
     spec.build(&fp, Pipeline { args: &args, keep })
