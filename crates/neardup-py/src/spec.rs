@@ -8,10 +8,18 @@ use crate::errors::config;
 use crate::options::Options;
 
 /// The detector option names.
-pub const SPEC_OPTIONS: &[&str] = &["method", "threshold", "distance", "template_veto"];
+pub const SPEC_OPTIONS: &[&str] = &[
+    "method",
+    "threshold",
+    "distance",
+    "template_veto",
+    "minhash_char_ngram",
+    "minhash_word_ngram",
+];
 
-/// Takes `method`, `threshold`, `distance` and `template_veto` (default `template_veto`:
-/// `veto_default`); refuses a distance or threshold the method would ignore, as the command does.
+/// Takes `method`, `threshold`, `distance`, `template_veto` (default: `veto_default`) and
+/// MinHash's shingle sizes `minhash_char_ngram` and `minhash_word_ngram`; refuses a setting
+/// the method would ignore, as the command does.
 pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> {
     let d = DetectorSpec::default();
     let method: Method = match o.take::<String>("method")? {
@@ -46,13 +54,23 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
             )));
         }
     }
+    let char_ngram = o.take::<usize>("minhash_char_ngram")?;
+    let word_ngram = o.take::<usize>("minhash_word_ngram")?;
+    if (char_ngram.is_some() || word_ngram.is_some()) && !method.uses_threshold() {
+        return Err(config(format!(
+            "`minhash_char_ngram` and `minhash_word_ngram` size the shingles of method=\"minhash\" and \"auto\"; method=\"{}\" would ignore them",
+            method.name()
+        )));
+    }
     let template_veto = o.take::<bool>("template_veto")?.unwrap_or(veto_default);
+    // Out-of-range sizes are refused when the detector is built, with the library's message.
     Ok(DetectorSpec {
         method,
         distance: distance.unwrap_or(d.distance),
         // As the command: `auto` under the veto has its own default threshold.
         threshold: threshold.unwrap_or(DetectorSpec::default_threshold(method, template_veto)),
         template_veto,
-        ..DetectorSpec::default()
+        char_ngram: char_ngram.unwrap_or(d.char_ngram),
+        word_ngram: word_ngram.unwrap_or(d.word_ngram),
     })
 }

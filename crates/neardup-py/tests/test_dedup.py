@@ -19,6 +19,8 @@ CASES = [
     (["--linkage", "components"], {"linkage": "components"}),
     (["--keep", "longest"], {"keep": "longest"}),
     (["--threshold", "0.8", "--features", "chars"], {"threshold": 0.8, "features": "chars"}),
+    (["--minhash-char-ngram", "3"], {"minhash_char_ngram": 3}),
+    (["--method", "minhash", "--minhash-word-ngram", "2"], {"method": "minhash", "minhash_word_ngram": 2}),
 ]
 
 

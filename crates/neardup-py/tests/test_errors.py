@@ -22,6 +22,8 @@ def test_exception_hierarchy():
         ({"method": "simhash", "threshold": 0.5}, "would ignore it"),
         ({"distance": 3}, "would ignore it"),
         ({"method": "simhash", "distance": 70}, "use 0 to 63"),
+        ({"method": "simhash", "minhash_char_ngram": 3}, "would ignore them"),
+        ({"minhash_word_ngram": 0}, "word_ngram = 0 is out of range"),
         ({"linkage": "single"}, 'use "online" or "components"'),
         ({"keep": "last"}, "keep `last`: use first or longest"),
         ({"features": "bigrams"}, "bigrams"),

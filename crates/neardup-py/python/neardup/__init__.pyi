@@ -132,6 +132,8 @@ class Deduper:
         threshold: Optional[float] = None,
         distance: Optional[int] = None,
         template_veto: bool = False,
+        minhash_char_ngram: Optional[int] = None,
+        minhash_word_ngram: Optional[int] = None,
         threads: int = 0,
         **fingerprint_options: Any,
     ) -> None: ...
@@ -213,6 +215,8 @@ def dedup(
     threshold: Optional[float] = None,
     distance: Optional[int] = None,
     template_veto: bool = True,
+    minhash_char_ngram: Optional[int] = None,
+    minhash_word_ngram: Optional[int] = None,
     linkage: Literal["online", "components"] = "online",
     keep: Literal["first", "longest"] = "first",
     threads: int = 0,
