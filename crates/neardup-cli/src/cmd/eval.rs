@@ -355,6 +355,15 @@ fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let fp = a.features.fingerprinter()?;
     let texts: Vec<&str> = set.iter().map(|d| d.text.as_str()).collect();
     let truth: Vec<Truth> = set.iter().map(SetDoc::truth).collect();
+    // The chart's name of a MinHash sweep's detector.
+    let what_minhash = || {
+        let veto = if a.no_template_veto {
+            ", no template veto"
+        } else {
+            ""
+        };
+        format!("{}{veto}", a.detector)
+    };
     let (points, what) = match &a.k {
         Some(ks) => {
             if a.no_template_veto {
@@ -390,15 +399,7 @@ fn sweep(a: SweepArgs) -> anyhow::Result<()> {
             };
             (
                 eval::sweep_ngram(&fp, &texts, &truth, &spec, &settings)?,
-                format!(
-                    "{}{}",
-                    a.detector,
-                    if a.no_template_veto {
-                        ", no template veto"
-                    } else {
-                        ""
-                    }
-                ),
+                what_minhash(),
             )
         }
         None => {
@@ -414,15 +415,7 @@ fn sweep(a: SweepArgs) -> anyhow::Result<()> {
             };
             (
                 eval::sweep_threshold(&fp, &texts, &truth, &spec, &thresholds)?,
-                format!(
-                    "{}{}",
-                    a.detector,
-                    if a.no_template_veto {
-                        ", no template veto"
-                    } else {
-                        ""
-                    }
-                ),
+                what_minhash(),
             )
         }
     };

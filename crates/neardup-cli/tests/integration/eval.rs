@@ -244,6 +244,29 @@ fn make_plants_the_chosen_kinds_and_copies() {
     );
 }
 
+/// `eval score`'s scores of `neardup dedup <flags> set` (written under `dir`).
+fn dedup_scores(dir: &std::path::Path, set: &str, flags: &[&str]) -> Value {
+    let out = dir.join("out.jsonl");
+    let mut args = vec!["dedup", "-q", "-o", out.to_str().unwrap(), set];
+    args.extend_from_slice(flags);
+    let o = run(&args, None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let scored = dir.join("scores.json");
+    let o = run(
+        &[
+            "eval",
+            "score",
+            set,
+            out.to_str().unwrap(),
+            "--json",
+            scored.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_str(&std::fs::read_to_string(&scored).unwrap()).unwrap()
+}
+
 /// `eval sweep` over the default detector's threshold decides as `neardup dedup` does: at 0.5
 /// (dedup's default) and at 0.7 (`dedup --threshold 0.7`) its scores are those of `eval score`
 /// on dedup's output; `--k` and `--threshold` are refused together, and a bad threshold names
@@ -276,26 +299,11 @@ fn threshold_sweep_scores_what_dedup_decides() {
     let points = points.as_array().unwrap();
     assert_eq!(points.len(), 2);
     for (p, flags) in points.iter().zip([&[][..], &["--threshold", "0.7"][..]]) {
-        let out = dir.path().join("out.jsonl");
-        let mut args = vec!["dedup", "-q", "-o", out.to_str().unwrap(), set];
-        args.extend_from_slice(flags);
-        let o = run(&args, None);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let scored = dir.path().join("scores.json");
-        let o = run(
-            &[
-                "eval",
-                "score",
-                set,
-                out.to_str().unwrap(),
-                "--json",
-                scored.to_str().unwrap(),
-            ],
-            None,
+        assert_eq!(
+            p["scores"],
+            dedup_scores(dir.path(), set, flags),
+            "{flags:?}"
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let s: Value = serde_json::from_str(&std::fs::read_to_string(&scored).unwrap()).unwrap();
-        assert_eq!(p["scores"], s, "threshold {}", p["threshold"]);
         assert!(p.get("k").is_none());
     }
     assert!(points[0]["scores"]["overall"]["recall"].as_f64().unwrap() > 0.0);
@@ -348,36 +356,11 @@ fn ngram_sweep_scores_what_dedup_decides() {
         let points = points.as_array().unwrap();
         assert_eq!(points.len(), 2);
         for (p, n) in points.iter().zip(values.split(',')) {
-            let out = dir.path().join("out.jsonl");
-            let o = run(
-                &[
-                    "dedup",
-                    "-q",
-                    "-o",
-                    out.to_str().unwrap(),
-                    set,
-                    dedup_flag,
-                    n,
-                ],
-                None,
+            assert_eq!(
+                p["scores"],
+                dedup_scores(dir.path(), set, &[dedup_flag, n]),
+                "{knob} {n}"
             );
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            let scored = dir.path().join("scores.json");
-            let o = run(
-                &[
-                    "eval",
-                    "score",
-                    set,
-                    out.to_str().unwrap(),
-                    "--json",
-                    scored.to_str().unwrap(),
-                ],
-                None,
-            );
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            let s: Value =
-                serde_json::from_str(&std::fs::read_to_string(&scored).unwrap()).unwrap();
-            assert_eq!(p["scores"], s, "{knob} {n}");
             assert!(p["ngram"].is_object(), "{p}");
         }
     }

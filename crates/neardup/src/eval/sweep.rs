@@ -152,15 +152,24 @@ pub fn sweep_threshold(
                 threshold: t,
                 ..base.clone()
             };
-            let pred = spec.build(fp, Run(texts))?;
             Ok(SweepPoint {
                 k: None,
                 threshold: Some(t),
                 ngram: None,
-                scores: score(truth, &pred),
+                scores: scores_of(fp, texts, truth, &spec)?,
             })
         })
         .collect()
+}
+
+/// The scores of dedup with the detector `spec` names.
+fn scores_of(
+    fp: &Fingerprinter,
+    texts: &[&str],
+    truth: &[Truth],
+    spec: &DetectorSpec,
+) -> Result<Scores> {
+    Ok(score(truth, &spec.build(fp, Run(texts))?))
 }
 
 /// Dedup with the detector a spec names: each document's cluster.
@@ -208,12 +217,11 @@ pub fn sweep_ngram(
                     ..base.clone()
                 },
             };
-            let pred = spec.build(fp, Run(texts))?;
             Ok(SweepPoint {
                 k: None,
                 threshold: None,
                 ngram: Some(n),
-                scores: score(truth, &pred),
+                scores: scores_of(fp, texts, truth, &spec)?,
             })
         })
         .collect()
