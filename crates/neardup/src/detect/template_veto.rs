@@ -354,6 +354,16 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Counting a normalised text's non-space characters by bytes gives what counting
+        /// characters gives.
+        #[test]
+        fn normalized_non_space_count_equals_the_character_count(v in proptest::collection::vec(proptest::sample::select(vec!['a', '中', ' ', '\t', '\n', '\r', '\u{0C}', '\u{1C}', '\u{3000}', '\u{00A0}', '\u{0085}', '\u{1680}', '\u{2000}', '\u{2028}', '\u{202F}', '\u{205F}', '\u{0B}', 'é', '，', '<', 'b', '>']), 0..80)) {
+            let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+            let rules = VetoRules::new(fp.clone(), TemplateVetoOptions::default()).unwrap();
+            let n = fp.normalize(&v.into_iter().collect::<String>());
+            proptest::prop_assert_eq!(rules.non_space_normalized(&n), non_space_chars(&n));
+        }
+
         /// The distinct part's sketch from its packed letters equals the one from its text
         /// (what parts past `PACK_PIECE` bytes take).
         #[test]
@@ -427,6 +437,23 @@ pub struct VetoRules {
 
 fn non_space_chars(s: &str) -> usize {
     s.chars().filter(|c| !c.is_whitespace()).count()
+}
+
+impl VetoRules {
+    /// [`non_space_chars`] of text this veto's normaliser wrote: when it collapses white space,
+    /// the only white space left is single spaces and vertical tabs (which its ASCII path, as
+    /// `u8::is_ascii_whitespace`, leaves alone), and both counts are byte scans.
+    fn non_space_normalized(&self, normalized: &str) -> usize {
+        if self.normalizer.options().whitespace {
+            normalized.chars().count()
+                - normalized
+                    .bytes()
+                    .filter(|&b| b == b' ' || b == 0x0B)
+                    .count()
+        } else {
+            non_space_chars(normalized)
+        }
+    }
 }
 
 impl VetoRules {
@@ -575,9 +602,9 @@ impl VetoRules {
         };
         let below =
             |total: usize| (part as f64) < self.opts.min_distinct_share * total.max(1) as f64;
-        if below(non_space_chars(&whole))
+        if below(self.non_space_normalized(&whole))
             && (!template
-                || below(non_space_chars(
+                || below(self.non_space_normalized(
                     &self.fp.normalize(&lines_below(self.opts.template_docs)),
                 )))
         {
