@@ -1,9 +1,10 @@
-//! Text to features: normalisation ([`normalize`]: HTML to text, NFKC, width, case, space),
+//! Text to features: normalisation ([`normalize`]: HTML to text, NFKC ([`nfkc`]), width, case, space),
 //! feature extraction ([`features`]: jieba TF-IDF words, character and word shingles) and the IDF
 //! dictionaries and stop words they use ([`idf`]). Output depends only on the input and the
 //! options.
 
 pub mod features;
 pub mod idf;
+pub mod nfkc;
 pub mod normalize;
 pub mod packed;
