@@ -57,15 +57,11 @@ fn main() {
     let rt = rt.enable_all().build().expect("runtime");
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");
+        let stop = shutdown_signal().expect("signal handlers");
         eprintln!("listening on http://{}", listener.local_addr().unwrap());
-        serve(
-            listener,
-            backend,
-            ServerOptions::default(),
-            shutdown_signal(),
-        )
-        .await
-        .expect("serve");
+        serve(listener, backend, ServerOptions::default(), stop)
+            .await
+            .expect("serve");
     });
     let s = engine.stats();
     println!(

@@ -404,8 +404,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if server_cfg.token.is_none() {
             eprintln!("{}", no_token_warning(local));
         }
+        // Installed before the address is announced, so a SIGTERM sent on seeing it is a
+        // graceful shutdown, never a kill.
+        let stop = shutdown_signal().context("cannot install the SIGTERM/SIGINT handlers")?;
         eprintln!("neardup serve: listening on http://{local} ({origin})");
-        if let Err(e) = serve(listener, backend, server_cfg, shutdown_signal()).await {
+        if let Err(e) = serve(listener, backend, server_cfg, stop).await {
             match &opened {
                 Some(engine) => {
                     let s = engine.stats();

@@ -11,6 +11,10 @@ use crate::util::bin;
 struct Server {
     child: Child,
     addr: String,
+    /// What the server printed on standard error up to "listening".
+    greeting: String,
+    /// The rest of its standard error, read until it exits.
+    rest: std::thread::JoinHandle<String>,
 }
 
 // The child is handed to the caller inside `Server` and reaped by `stop`.
@@ -28,17 +32,27 @@ fn start(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
     }
     let mut child = cmd.spawn().expect("spawn neardup serve");
     let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
+    let mut greeting = String::new();
     loop {
-        line.clear();
+        let mut line = String::new();
         if err.read_line(&mut line).unwrap() == 0 {
             let status = child.wait().unwrap();
-            panic!("server exited ({status}) before listening");
+            panic!("server exited ({status}) before listening: {greeting}");
         }
+        greeting.push_str(&line);
         if let Some(rest) = line.split("listening on http://").nth(1) {
             let addr = rest.split_whitespace().next().unwrap().to_string();
-            std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-            return Server { child, addr };
+            let rest = std::thread::spawn(move || {
+                let mut all = String::new();
+                let _ = err.read_to_string(&mut all);
+                all
+            });
+            return Server {
+                child,
+                addr,
+                greeting,
+                rest,
+            };
         }
     }
 }
@@ -59,14 +73,37 @@ fn http(addr: &str, method: &str, path: &str, body: &str, token: Option<&str>) -
     (status, body)
 }
 
-fn stop(mut s: Server) -> std::process::ExitStatus {
+/// Sends SIGTERM and waits: the exit status and what the server printed after "listening".
+fn stop(mut s: Server) -> (std::process::ExitStatus, String) {
     let pid = s.child.id().to_string();
     assert!(Command::new("kill")
         .args(["-TERM", &pid])
         .status()
         .unwrap()
         .success());
-    s.child.wait().unwrap()
+    let status = s.child.wait().unwrap();
+    (status, s.rest.join().unwrap())
+}
+
+/// Stops the server and asserts that it shut down cleanly, showing its last words if not.
+fn stop_cleanly(s: Server) -> String {
+    let (status, err) = stop(s);
+    assert!(status.success(), "exit {status}: {err}");
+    assert!(err.contains("shut down cleanly"), "{err}");
+    err
+}
+
+/// The SIGTERM handler was installed only when the server first polled its shutdown future,
+/// after it had announced its address: a supervisor stopping it on that line could kill it
+/// without a snapshot (CI saw a non-zero exit).
+#[test]
+fn sigterm_sent_on_seeing_listening_is_a_clean_shutdown() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let err = stop_cleanly(start(dir.path(), &["--addr", "127.0.0.1:0"], &[]));
+        assert!(err.contains("snapshot written"), "{err}");
+        assert!(dir.path().join("neardup-data").is_dir());
+    }
 }
 
 #[test]
@@ -90,7 +127,7 @@ fn serve_defaults_restart_and_config() {
         None,
     );
     assert!(b.contains(r#""duplicate_of":"a""#), "{b}");
-    assert!(stop(s).success());
+    let _ = stop_cleanly(s);
     assert!(
         dir.path().join("neardup-data").is_dir(),
         "default data dir under the cwd"
@@ -123,7 +160,7 @@ fn serve_defaults_restart_and_config() {
     let (st, b) = http(&s.addr, "GET", "/v1/documents/a", "", Some("tok"));
     assert_eq!(st, 200, "{b}");
     assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
-    assert!(stop(s).success());
+    let _ = stop_cleanly(s);
 
     // `neardup serve ARGS` in the test directory must fail; its stderr.
     let refused = |args: &[&str]| {
@@ -199,26 +236,8 @@ fn serve_refuses_empty_token_warns_without_one_and_lists_routes() {
         assert!(err.contains("token is empty"), "{err}");
     }
     // No token: a loud warning at start, and a cross-origin text/plain POST is refused.
-    let mut cmd = Command::new(bin());
-    let mut child = cmd
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .current_dir(dir.path())
-        .env_remove("NEARDUP_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let addr = loop {
-        let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "exited: {seen}");
-        seen.push_str(&line);
-        if let Some(rest) = line.split("listening on http://").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let server = start(dir.path(), &["--addr", "127.0.0.1:0"], &[]);
+    let (seen, addr) = (&server.greeting, server.addr.clone());
     assert!(
         seen.contains("WARNING: no --token") && seen.contains("web page"),
         "{seen}"
@@ -241,7 +260,7 @@ fn serve_refuses_empty_token_warns_without_one_and_lists_routes() {
     let (st, b) = http(&addr, "GET", "/openapi.yaml", "", None);
     assert_eq!(st, 200);
     assert!(b.starts_with("openapi: 3"), "{b}");
-    assert!(stop(Server { child, addr }).success());
+    let _ = stop_cleanly(server);
     // The help names the routes and shows examples.
     let out = Command::new(bin())
         .args(["serve", "--help"])
@@ -324,7 +343,7 @@ fn serve_answers_what_dedup_answers() {
         .iter()
         .map(|a| (a["duplicate_of"].to_string(), a["stage"].to_string()))
         .collect();
-    assert!(stop(s).success());
+    let _ = stop_cleanly(s);
     assert_eq!(got, want);
 }
 
@@ -410,7 +429,7 @@ fn two_services_on_one_redis_answer_what_dedup_answers() {
         let v: Vec<serde_json::Value> = serde_json::from_str(&answer).unwrap();
         got.push((v[0]["duplicate_of"].to_string(), v[0]["stage"].to_string()));
     }
-    assert!(stop(a).success());
-    assert!(stop(b).success());
+    let _ = stop_cleanly(a);
+    let _ = stop_cleanly(b);
     assert_eq!(got, want);
 }
