@@ -45,6 +45,19 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Batch dedup in bounded memory could not write or read its spill files. Fix: free disk
+    /// space in `dir` (the spill files take about 4·num_perm + 16·bands bytes a document), or
+    /// spill elsewhere (`neardup dedup --temp-dir`).
+    #[error(
+        "spill files in {dir}: {source}; free disk space there or spill elsewhere (--temp-dir)"
+    )]
+    Spill {
+        /// The spill directory.
+        dir: PathBuf,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A configuration value is out of range or inconsistent; the message names the setting and
     /// the accepted values.
     #[error("invalid configuration: {0}")]

@@ -61,6 +61,7 @@ use crate::error::Error;
 
 pub mod pipeline;
 mod report;
+pub mod spill;
 
 pub use pipeline::{run_pipelined, PipelineError};
 pub use report::{ClusterSummary, LargestCluster, Report, RunFacts, RunSummary, SizeCount};
@@ -497,23 +498,44 @@ impl Clustering {
     /// document bridged two clusters that were apart when both were kept); `None` otherwise.
     /// All `None` under [`Keep::Longest`].
     pub fn shared_clusters(&self) -> Vec<Option<u32>> {
-        let n = self.outcomes.len();
-        let mut first_kept = vec![u32::MAX; n];
-        let mut out = vec![None; n];
-        if self.keep != Keep::First {
-            return out;
-        }
-        for (i, o) in self.outcomes.iter().enumerate() {
-            if o.duplicate_of.is_some() {
-                continue;
-            }
-            let slot = &mut first_kept[o.cluster as usize];
-            if *slot == u32::MAX {
-                *slot = i as u32;
+        let mut shared = SharedClusters::new(self.outcomes.len(), self.keep);
+        (0..)
+            .zip(&self.outcomes)
+            .map(|(i, o)| shared.next(i, o))
+            .collect()
+    }
+}
+
+/// [`Clustering::shared_clusters`] one document at a time, in input order (4 bytes a document).
+#[derive(Debug)]
+pub struct SharedClusters {
+    first_kept: Vec<u32>,
+}
+
+impl SharedClusters {
+    /// For `n` documents kept under `keep` (never any under [`Keep::Longest`]).
+    pub fn new(n: usize, keep: Keep) -> Self {
+        SharedClusters {
+            first_kept: if keep == Keep::First {
+                vec![u32::MAX; n]
             } else {
-                out[i] = Some(*slot);
-            }
+                Vec::new()
+            },
         }
-        out
+    }
+
+    /// Document `i`'s entry: the first kept document of its cluster when `i` is a later kept
+    /// one. Call for every document in input order.
+    pub fn next(&mut self, i: u32, o: &Assignment) -> Option<u32> {
+        if self.first_kept.is_empty() || o.duplicate_of.is_some() {
+            return None;
+        }
+        let slot = &mut self.first_kept[o.cluster as usize];
+        if *slot == u32::MAX {
+            *slot = i;
+            None
+        } else {
+            Some(*slot)
+        }
     }
 }

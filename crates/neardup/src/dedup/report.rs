@@ -1,4 +1,5 @@
-//! What a deduplication found, in numbers: the cluster statistics of a [`Clustering`]
+//! What a deduplication found, in numbers: the cluster statistics of a [`Clustering`] (or a
+//! [`SpilledClustering`], read back in two passes)
 //! ([`Report`]) and the summary of a whole batch run ([`RunSummary`]: the JSON of
 //! `neardup dedup --report`, and the lines the command prints on standard error).
 //!
@@ -28,7 +29,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Clustering, Keep};
+use super::spill::SpilledClustering;
+use super::{Assignment, Clustering, Keep, SharedClusters};
 
 /// One cluster in a [`Report`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -143,122 +145,200 @@ pub struct LargestCluster {
     pub size: u32,
 }
 
-impl Clustering {
-    /// Statistics with the `top` largest clusters.
-    pub fn report(&self, top: usize) -> Report {
-        let n = self.outcomes.len();
-        let mut sizes = vec![0u32; n];
-        for o in &self.outcomes {
-            sizes[o.cluster as usize] += 1;
+/// One pass over a run's assignments in input order, calling `f(document, assignment)`.
+pub(crate) type Pass<'a, E> = &'a mut dyn FnMut(&mut dyn FnMut(u32, &Assignment)) -> Result<(), E>;
+
+/// The statistics of `n` documents with the `top` largest clusters, from two passes over their
+/// assignments; also how many kept documents share a cluster with an earlier kept one.
+pub(crate) fn report_of<E>(
+    method: &str,
+    keep: Keep,
+    n: usize,
+    top: usize,
+    pass: Pass<'_, E>,
+) -> Result<(Report, u64), E> {
+    let mut sizes = vec![0u32; n];
+    let (mut duplicates, mut empty) = (0u64, 0u64);
+    let mut shared = SharedClusters::new(n, keep);
+    let mut sharing = 0u64;
+    pass(&mut |i, o| {
+        sizes[o.cluster as usize] += 1;
+        duplicates += u64::from(o.duplicate_of.is_some());
+        empty += u64::from(o.empty);
+        sharing += u64::from(shared.next(i, o).is_some());
+    })?;
+    drop(shared);
+    let mut hist: Vec<u64> = Vec::new();
+    let mut clusters = 0u64;
+    let mut multi = 0u64;
+    for &s in sizes.iter().filter(|&&s| s > 0) {
+        clusters += 1;
+        if s > 1 {
+            multi += 1;
         }
-        let mut hist: Vec<u64> = Vec::new();
-        let mut clusters = 0u64;
-        let mut multi = 0u64;
-        for &s in sizes.iter().filter(|&&s| s > 0) {
-            clusters += 1;
-            if s > 1 {
-                multi += 1;
-            }
-            let b = (32 - (s - 1).leading_zeros()) as usize; // 1→0, 2→1, 3-4→2, 5-8→3
-            if hist.len() <= b {
-                hist.resize(b + 1, 0);
-            }
-            hist[b] += 1;
+        let b = (32 - (s - 1).leading_zeros()) as usize; // 1→0, 2→1, 3-4→2, 5-8→3
+        if hist.len() <= b {
+            hist.resize(b + 1, 0);
         }
-        let size_distribution = hist
+        hist[b] += 1;
+    }
+    let size_distribution = hist
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(b, &c)| {
+            let label = match b {
+                0 => "1".to_string(),
+                1 => "2".to_string(),
+                _ => format!("{}-{}", (1u64 << (b - 1)) + 1, 1u64 << b),
+            };
+            (label, c)
+        })
+        .collect();
+    let mut big: Vec<(u32, u32)> = sizes
+        .iter()
+        .enumerate()
+        .filter(|(_, &s)| s > 1)
+        .map(|(c, &s)| (s, c as u32))
+        .collect();
+    drop(sizes);
+    big.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    big.truncate(top);
+    let mut largest: Vec<ClusterSummary> = big
+        .iter()
+        .map(|&(size, cluster)| ClusterSummary {
+            cluster,
+            size,
+            sample: Vec::new(),
+        })
+        .collect();
+    if !largest.is_empty() {
+        let want: rustc_hash::FxHashMap<u32, usize> = largest
             .iter()
             .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(b, &c)| {
-                let label = match b {
-                    0 => "1".to_string(),
-                    1 => "2".to_string(),
-                    _ => format!("{}-{}", (1u64 << (b - 1)) + 1, 1u64 << b),
-                };
-                (label, c)
-            })
+            .map(|(i, c)| (c.cluster, i))
             .collect();
-        let mut big: Vec<(u32, u32)> = sizes
-            .iter()
-            .enumerate()
-            .filter(|(_, &s)| s > 1)
-            .map(|(c, &s)| (s, c as u32))
-            .collect();
-        big.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        big.truncate(top);
-        let mut largest: Vec<ClusterSummary> = big
-            .iter()
-            .map(|&(size, cluster)| ClusterSummary {
-                cluster,
-                size,
-                sample: Vec::new(),
-            })
-            .collect();
-        if !largest.is_empty() {
-            let want: rustc_hash::FxHashMap<u32, usize> = largest
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.cluster, i))
-                .collect();
-            for (i, o) in self.outcomes.iter().enumerate() {
-                if let Some(&j) = want.get(&o.cluster) {
-                    if largest[j].sample.len() < 10 {
-                        largest[j].sample.push(i as u32);
-                    }
+        pass(&mut |i, o| {
+            if let Some(&j) = want.get(&o.cluster) {
+                if largest[j].sample.len() < 10 {
+                    largest[j].sample.push(i);
                 }
             }
+        })?;
+    }
+    let report = Report {
+        method: method.to_string(),
+        documents: n as u64,
+        duplicates,
+        empty,
+        clusters,
+        clusters_with_duplicates: multi,
+        size_distribution,
+        largest,
+    };
+    Ok((report, sharing))
+}
+
+/// The run summary of a report.
+pub(crate) fn summary_of(
+    r: Report,
+    keep: Keep,
+    kept_sharing_a_cluster: u64,
+    facts: RunFacts,
+    id: impl Fn(u32) -> Value,
+) -> RunSummary {
+    RunSummary {
+        bad_skipped: facts.bad_skipped,
+        bytes: facts.bytes,
+        clusters: r.clusters,
+        clusters_with_duplicates: r.clusters_with_duplicates,
+        distance: facts.distance,
+        documents: r.documents,
+        duplicates: r.duplicates,
+        empty: r.empty,
+        keep,
+        kept_sharing_a_cluster,
+        largest: r
+            .largest
+            .into_iter()
+            .map(|l| LargestCluster {
+                cluster: l.cluster,
+                sample_ids: l.sample.into_iter().map(&id).collect(),
+                size: l.size,
+            })
+            .collect(),
+        mb_per_s: facts.bytes as f64 / 1e6 / facts.seconds.max(1e-9),
+        method: r.method,
+        seconds: facts.seconds,
+        size_distribution: r
+            .size_distribution
+            .into_iter()
+            .map(|(size, clusters)| SizeCount { clusters, size })
+            .collect(),
+        threads: rayon::current_num_threads(),
+        threshold: facts.threshold,
+    }
+}
+
+impl Clustering {
+    fn report_and_sharing(&self, top: usize) -> (Report, u64) {
+        let outcomes = &self.outcomes;
+        let mut pass = |f: &mut dyn FnMut(u32, &Assignment)| {
+            for (i, o) in outcomes.iter().enumerate() {
+                f(i as u32, o);
+            }
+            Ok::<(), std::convert::Infallible>(())
+        };
+        match report_of(&self.method, self.keep, outcomes.len(), top, &mut pass) {
+            Ok(r) => r,
+            Err(never) => match never {},
         }
-        Report {
-            method: self.method.clone(),
-            documents: n as u64,
-            duplicates: self
-                .outcomes
-                .iter()
-                .filter(|o| o.duplicate_of.is_some())
-                .count() as u64,
-            empty: self.outcomes.iter().filter(|o| o.empty).count() as u64,
-            clusters,
-            clusters_with_duplicates: multi,
-            size_distribution,
-            largest,
-        }
+    }
+
+    /// Statistics with the `top` largest clusters.
+    pub fn report(&self, top: usize) -> Report {
+        self.report_and_sharing(top).0
     }
 
     /// The run summary with the `top` largest clusters; `id(d)` is the id of document `d`
     /// (0-based input position) as the run's outputs name it.
     pub fn summary(&self, top: usize, facts: RunFacts, id: impl Fn(u32) -> Value) -> RunSummary {
-        let r = self.report(top);
-        RunSummary {
-            bad_skipped: facts.bad_skipped,
-            bytes: facts.bytes,
-            clusters: r.clusters,
-            clusters_with_duplicates: r.clusters_with_duplicates,
-            distance: facts.distance,
-            documents: r.documents,
-            duplicates: r.duplicates,
-            empty: r.empty,
-            keep: self.keep,
-            kept_sharing_a_cluster: self.shared_clusters().iter().flatten().count() as u64,
-            largest: r
-                .largest
-                .into_iter()
-                .map(|l| LargestCluster {
-                    cluster: l.cluster,
-                    sample_ids: l.sample.into_iter().map(&id).collect(),
-                    size: l.size,
-                })
-                .collect(),
-            mb_per_s: facts.bytes as f64 / 1e6 / facts.seconds.max(1e-9),
-            method: r.method,
-            seconds: facts.seconds,
-            size_distribution: r
-                .size_distribution
-                .into_iter()
-                .map(|(size, clusters)| SizeCount { clusters, size })
-                .collect(),
-            threads: rayon::current_num_threads(),
-            threshold: facts.threshold,
-        }
+        let (r, sharing) = self.report_and_sharing(top);
+        summary_of(r, self.keep, sharing, facts, id)
+    }
+}
+
+impl SpilledClustering {
+    fn report_and_sharing(&self, top: usize) -> crate::Result<(Report, u64)> {
+        let mut pass = |f: &mut dyn FnMut(u32, &Assignment)| {
+            for (i, o) in self.outcomes().enumerate() {
+                f(i as u32, &o?);
+            }
+            Ok(())
+        };
+        report_of(self.method(), self.keep(), self.len(), top, &mut pass)
+    }
+
+    /// Statistics with the `top` largest clusters.
+    ///
+    /// # Errors
+    /// [`crate::Error::Spill`] if the outcome file cannot be read.
+    pub fn report(&self, top: usize) -> crate::Result<Report> {
+        Ok(self.report_and_sharing(top)?.0)
+    }
+
+    /// The run summary with the `top` largest clusters; `id(d)` names document `d`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Spill`] if the outcome file cannot be read.
+    pub fn summary(
+        &self,
+        top: usize,
+        facts: RunFacts,
+        id: impl Fn(u32) -> Value,
+    ) -> crate::Result<RunSummary> {
+        let (r, sharing) = self.report_and_sharing(top)?;
+        Ok(summary_of(r, self.keep(), sharing, facts, id))
     }
 }
 

@@ -1,0 +1,620 @@
+//! Batch dedup in bounded memory: MinHash band buckets spilled to disk.
+//!
+//! Question: how does a corpus whose index would not fit in memory get the clusters of
+//! `neardup dedup --method minhash --linkage components --no-template-veto`?
+//!
+//! [`SpillingDeduper`] sketches every document (in parallel, batch by batch), writes its
+//! signature to a file and its LSH band keys to an external sort ([`sort`]). [`finish`] then
+//! works the way the Spark path (`neardup.spark`) does, on one machine:
+//!
+//! 1. **collapse**: documents with identical signatures share every band key, so they meet in
+//!    one bucket of the first band; there each is mapped to its earliest copy. Copies are
+//!    candidates of each other and estimate Jaccard 1, and any third document is a candidate
+//!    of, and confirmed against, all of them or none: one node stands for them all, and a
+//!    bucket of many exact copies yields no pairs.
+//! 2. **candidates**: every two nodes sharing a bucket in any band are a pair (later, earlier),
+//!    spilled to a second external sort, each pair once.
+//! 3. **decide**: documents in input order, each with its sorted pairs: a pair is confirmed by
+//!    the detector's own rule ([`MinHashDetector::confirm_signatures`]), confirmed pairs are
+//!    unions (a union-find whose roots are the smallest members), and the evidence is the most
+//!    similar earlier document, ties to the earliest — the decision of an in-memory
+//!    [`Deduper`](super::Deduper) with [`Linkage::Components`](super::Linkage::Components).
+//!
+//! Invariant: the outcomes equal the in-memory deduper's on the same texts, whatever the
+//! memory budget (property test `spilled_equals_in_memory`).
+//!
+//! Memory: the budget bounds the sort buffers (half for band keys, half for pairs), plus 12
+//! bytes a document (lengths, representatives, the union-find) and the largest bucket. Disk:
+//! 4·`num_perm` bytes a document of signatures, 16 bytes a band key and 8 a pair, in anonymous
+//! files in the spill directory (gone when the process ends, however it ends).
+//!
+//! ```
+//! use neardup::dedup::spill::{SpillOptions, SpillingDeduper};
+//! use neardup::dedup::Keep;
+//! use neardup::minhash::{MinHashDetector, MinHashDetectorOptions};
+//! use neardup::{FingerprintConfig, Fingerprinter};
+//! let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+//! let det = MinHashDetector::new(fp, MinHashDetectorOptions::default()).unwrap();
+//! let dir = std::env::temp_dir();
+//! let mut dd = SpillingDeduper::new(det, SpillOptions::new(8 << 20, &dir)).unwrap();
+//! dd.push_batch(&[
+//!     "the quick brown fox jumps over the lazy dog, again and again and again",
+//!     "something else entirely, about ice cream and long summer evenings",
+//!     "The quick brown fox jumps over the lazy dog, again and again and again!",
+//! ])
+//! .unwrap();
+//! let clusters = dd.finish(Keep::First).unwrap();
+//! let outcomes: Vec<_> = clusters.outcomes().map(Result::unwrap).collect();
+//! assert_eq!(outcomes[2].duplicate_of, Some(0));
+//! assert_eq!(outcomes[1].duplicate_of, None);
+//! ```
+//!
+//! [`finish`]: SpillingDeduper::finish
+
+pub(crate) mod sort;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::{sketch_batch, Assignment, Keep, SketchFailure};
+use crate::detect::{Detector, Stage};
+use crate::error::{Error, Result};
+use crate::minhash::{Confirm, MinHashDetector};
+use sort::Sorter;
+
+/// The smallest memory budget accepted.
+pub const MIN_MEMORY: usize = 4 << 20;
+
+/// Where and how much [`SpillingDeduper`] may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpillOptions {
+    /// Bytes the sort buffers may hold (at least [`MIN_MEMORY`]).
+    pub memory_bytes: usize,
+    /// The directory of the spill files (anonymous: nothing is left behind).
+    pub dir: PathBuf,
+}
+
+impl SpillOptions {
+    /// A budget of `memory_bytes`, spilling to `dir`.
+    pub fn new(memory_bytes: usize, dir: &Path) -> Self {
+        SpillOptions {
+            memory_bytes,
+            dir: dir.to_path_buf(),
+        }
+    }
+}
+
+/// What a spilled run moved through its files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpillStats {
+    /// Band keys written (one per band of each non-empty document).
+    pub band_keys: u64,
+    /// Bytes of sorted runs written to disk (band keys and pairs; 0 when both fit in memory).
+    pub spilled_bytes: u64,
+    /// Distinct candidate pairs (after collapsing identical signatures).
+    pub candidate_pairs: u64,
+    /// Candidate pairs confirmed as near-duplicates.
+    pub confirmed_pairs: u64,
+    /// Most distinct signatures in one bucket (its pairs grow with its square).
+    pub largest_bucket: u64,
+}
+
+/// Sketches documents into spill files; [`SpillingDeduper::finish`] decides them.
+pub struct SpillingDeduper {
+    det: MinHashDetector,
+    opts: SpillOptions,
+    sigs: BufWriter<File>,
+    bands: Sorter<u128>,
+    lengths: Vec<u32>,
+    empty: Vec<u64>,
+    stats: SpillStats,
+}
+
+fn spill_error(dir: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Spill {
+        dir: dir.to_path_buf(),
+        source,
+    }
+}
+
+impl SpillingDeduper {
+    /// A deduper over `det`'s signatures, bands and confirmation.
+    ///
+    /// # Errors
+    /// [`Error::Config`] if `det` confirms otherwise than by estimated Jaccard or the budget is
+    /// under [`MIN_MEMORY`]; [`Error::Spill`] if no file can be made in `opts.dir`.
+    pub fn new(det: MinHashDetector, opts: SpillOptions) -> Result<Self> {
+        if opts.memory_bytes < MIN_MEMORY {
+            return Err(Error::Config(format!(
+                "memory budget {} bytes: give at least {} MiB",
+                opts.memory_bytes,
+                MIN_MEMORY >> 20
+            )));
+        }
+        Self::with_any_budget(det, opts)
+    }
+
+    /// [`SpillingDeduper::new`] without the smallest budget (tests spill a few keys a run).
+    fn with_any_budget(det: MinHashDetector, opts: SpillOptions) -> Result<Self> {
+        if det.confirm() != Confirm::Estimate {
+            return Err(Error::Config(
+                "bounded-memory dedup confirms pairs by their signatures: use the estimated \
+                 Jaccard confirmation (the default)"
+                    .into(),
+            ));
+        }
+        let file = tempfile::tempfile_in(&opts.dir).map_err(spill_error(&opts.dir))?;
+        Ok(SpillingDeduper {
+            sigs: BufWriter::with_capacity(1 << 20, file),
+            bands: Sorter::new(opts.memory_bytes / 2, &opts.dir),
+            det,
+            opts,
+            lengths: Vec::new(),
+            empty: Vec::new(),
+            stats: SpillStats::default(),
+        })
+    }
+
+    /// Documents pushed so far.
+    pub fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// Whether no document was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.lengths.is_empty()
+    }
+
+    /// Sketches a batch in parallel and spills its signatures and band keys. Empty documents
+    /// (nothing left after normalisation) are recorded as such, as the in-memory deduper does.
+    ///
+    /// # Errors
+    /// A document whose sketch failed otherwise ([`SketchFailure`], nothing of the batch is
+    /// kept), or [`Error::Spill`] (as the failure's source, naming the batch's first document).
+    pub fn push_batch<S: AsRef<str> + Sync>(
+        &mut self,
+        texts: &[S],
+    ) -> std::result::Result<(), SketchFailure> {
+        let start = self.lengths.len();
+        let sketches = sketch_batch(&self.det, texts);
+        if let Some(i) = sketches
+            .iter()
+            .position(|s| matches!(s, Err(e) if !matches!(e, Error::EmptyDocument { .. })))
+        {
+            let source = sketches.into_iter().nth(i).and_then(|s| s.err());
+            return Err(SketchFailure {
+                doc: (start + i) as u32,
+                source: source.unwrap_or_else(|| Error::Config("sketch failed".into())),
+            });
+        }
+        let lengths: Vec<u32> = texts.par_iter().map(|t| super::chars(t.as_ref())).collect();
+        let failure = |source| SketchFailure {
+            doc: start as u32,
+            source,
+        };
+        let zeros = vec![0u8; 4 * self.det.hasher().num_perm()];
+        let mut bytes = Vec::with_capacity(zeros.len());
+        for (i, s) in sketches.into_iter().enumerate() {
+            let doc = (start + i) as u32;
+            if doc as usize / 64 >= self.empty.len() {
+                self.empty.push(0);
+            }
+            match s {
+                Ok(s) => {
+                    bytes.clear();
+                    bytes.extend(s.signature.iter().flat_map(|v| v.to_le_bytes()));
+                    self.sigs
+                        .write_all(&bytes)
+                        .map_err(|e| failure(spill_error(&self.opts.dir)(e)))?;
+                    for (band, &key) in s.keys.iter().enumerate() {
+                        let k = (band as u128) << 96 | u128::from(key) << 32 | u128::from(doc);
+                        self.bands
+                            .push(k)
+                            .map_err(|e| failure(spill_error(&self.opts.dir)(e)))?;
+                    }
+                    self.stats.band_keys += s.keys.len() as u64;
+                }
+                Err(_) => {
+                    self.empty[doc as usize / 64] |= 1 << (doc % 64);
+                    self.sigs
+                        .write_all(&zeros)
+                        .map_err(|e| failure(spill_error(&self.opts.dir)(e)))?;
+                }
+            }
+        }
+        self.lengths.extend_from_slice(&lengths);
+        Ok(())
+    }
+
+    /// Decides every document: the outcomes of an in-memory deduper with
+    /// [`Linkage::Components`](super::Linkage::Components) on the same texts.
+    ///
+    /// # Errors
+    /// [`Error::Spill`] if a spill file cannot be written or read.
+    pub fn finish(self, keep: Keep) -> Result<SpilledClustering> {
+        let spill_dir = self.opts.dir.clone();
+        let dir = spill_dir.as_path();
+        let io = spill_error(dir);
+        let SpillingDeduper {
+            det,
+            opts,
+            sigs,
+            bands,
+            lengths,
+            empty,
+            mut stats,
+        } = self;
+        let n = lengths.len();
+        let num_perm = det.hasher().num_perm();
+        let sigs = Signatures {
+            file: sigs.into_inner().map_err(|e| io(e.into_error()))?,
+            num_perm,
+        };
+        stats.spilled_bytes += bands.spilled_bytes();
+
+        // 1 and 2: collapse identical signatures in the first band's buckets; every bucket's
+        // distinct nodes give their pairs.
+        let mut rep: Vec<u32> = (0..n as u32).collect();
+        let mut pairs = Sorter::<u64>::new(opts.memory_bytes / 2, dir);
+        let mut bucket: Vec<u32> = Vec::new();
+        let mut current = None;
+        let mut buckets = Buckets {
+            sigs: &sigs,
+            rep: &mut rep,
+            pairs: &mut pairs,
+            stats: &mut stats,
+            seen: rustc_hash::FxHashMap::default(),
+            nodes: Vec::new(),
+        };
+        for k in bands.finish().map_err(&io)? {
+            let k = k.map_err(&io)?;
+            let band_key = k >> 32;
+            if current != Some(band_key) {
+                if let Some(b) = current {
+                    buckets.close((b >> 64) as u32, &mut bucket).map_err(&io)?;
+                }
+                current = Some(band_key);
+            }
+            bucket.push(k as u32);
+        }
+        if let Some(b) = current {
+            buckets.close((b >> 64) as u32, &mut bucket).map_err(&io)?;
+        }
+        drop(buckets);
+        stats.spilled_bytes += pairs.spilled_bytes();
+
+        // 3: decide in input order.
+        let mut uf = MinUnionFind::new(n);
+        let mut outcomes = OutcomeWriter::new(dir).map_err(&io)?;
+        let mut stream = pairs.finish().map_err(&io)?.peekable();
+        let (mut sig_j, mut sig_a) = (vec![0u32; num_perm], vec![0u32; num_perm]);
+        for j in 0..n as u32 {
+            let mut best: Option<(u32, f64)> = None;
+            let r = rep[j as usize];
+            if r != j {
+                uf.union(j, r);
+                best = Some((r, 1.0));
+            }
+            let mut loaded = false;
+            let mut last = None;
+            while let Some(Ok(p)) = stream.peek() {
+                if (p >> 32) as u32 != j {
+                    break;
+                }
+                let p = *p;
+                stream.next();
+                if last == Some(p) {
+                    continue;
+                }
+                last = Some(p);
+                stats.candidate_pairs += 1;
+                let a = p as u32;
+                if !loaded {
+                    sigs.read(j, &mut sig_j).map_err(&io)?;
+                    loaded = true;
+                }
+                sigs.read(a, &mut sig_a).map_err(&io)?;
+                let (sim, duplicate) = det.confirm_signatures(&sig_j, &sig_a);
+                if duplicate {
+                    stats.confirmed_pairs += 1;
+                    uf.union(j, a);
+                    if best.is_none_or(|(b, s)| sim > s || (sim == s && a < b)) {
+                        best = Some((a, sim));
+                    }
+                }
+            }
+            if let Some(Err(_)) = stream.peek() {
+                if let Some(Err(e)) = stream.next() {
+                    return Err(io(e));
+                }
+            }
+            let root = uf.find(j);
+            outcomes
+                .push(Outcome {
+                    duplicate_of: (root != j).then_some(root),
+                    matched: best,
+                })
+                .map_err(&io)?;
+        }
+        drop(stream);
+        drop(sigs);
+        let roots = uf.into_roots();
+        let keepers = (keep == Keep::Longest).then(|| {
+            // Reuse the representatives' memory: the longest member of each cluster, ties to
+            // the earliest.
+            let mut keeper = rep;
+            keeper.fill(u32::MAX);
+            for (i, &r) in roots.iter().enumerate() {
+                let cur = keeper[r as usize];
+                if cur == u32::MAX || lengths[i] > lengths[cur as usize] {
+                    keeper[r as usize] = i as u32;
+                }
+            }
+            keeper
+        });
+        Ok(SpilledClustering {
+            method: det.name(),
+            keep,
+            roots,
+            keepers,
+            empty,
+            outcomes: outcomes.finish().map_err(&io)?,
+            dir: spill_dir.clone(),
+            stats,
+        })
+    }
+}
+
+/// The signature file: document `d`'s signature at byte `4·num_perm·d`.
+struct Signatures {
+    file: File,
+    num_perm: usize,
+}
+
+impl Signatures {
+    fn read(&self, doc: u32, out: &mut [u32]) -> std::io::Result<()> {
+        let mut bytes = [0u8; 4 * 1024];
+        let len = 4 * self.num_perm;
+        let mut at = doc as u64 * len as u64;
+        for chunk in out.chunks_mut(1024) {
+            let b = &mut bytes[..4 * chunk.len()];
+            read_exact_at(&self.file, b, at)?;
+            for (v, w) in chunk.iter_mut().zip(b.chunks_exact(4)) {
+                *v = u32::from_le_bytes(w.try_into().expect("4 bytes"));
+            }
+            at += b.len() as u64;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, at)
+}
+
+#[cfg(windows)]
+fn read_exact_at(f: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(f, buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bucket stage: collapse in the first band, pairs from every band.
+struct Buckets<'a> {
+    sigs: &'a Signatures,
+    rep: &'a mut [u32],
+    pairs: &'a mut Sorter<u64>,
+    stats: &'a mut SpillStats,
+    seen: rustc_hash::FxHashMap<Vec<u32>, u32>,
+    nodes: Vec<u32>,
+}
+
+impl Buckets<'_> {
+    /// Handles one bucket's documents (ascending) and empties it.
+    fn close(&mut self, band: u32, docs: &mut Vec<u32>) -> std::io::Result<()> {
+        if docs.len() < 2 {
+            docs.clear();
+            return Ok(());
+        }
+        if band == 0 {
+            // Identical signatures share every band, so all copies of one meet here: each is
+            // mapped to its earliest.
+            self.seen.clear();
+            let mut sig = vec![0u32; self.sigs.num_perm];
+            for &d in docs.iter() {
+                self.sigs.read(d, &mut sig)?;
+                let first = *self.seen.entry(sig.clone()).or_insert(d);
+                self.rep[d as usize] = first;
+            }
+        }
+        self.nodes.clear();
+        self.nodes
+            .extend(docs.iter().map(|&d| self.rep[d as usize]));
+        self.nodes.sort_unstable();
+        self.nodes.dedup();
+        docs.clear();
+        self.stats.largest_bucket = self.stats.largest_bucket.max(self.nodes.len() as u64);
+        for (i, &later) in self.nodes.iter().enumerate().skip(1) {
+            for &earlier in &self.nodes[..i] {
+                self.pairs
+                    .push(u64::from(later) << 32 | u64::from(earlier))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Union-find whose roots are their components' smallest members.
+struct MinUnionFind {
+    parent: Vec<u32>,
+}
+
+impl MinUnionFind {
+    fn new(n: usize) -> Self {
+        MinUnionFind {
+            parent: (0..n as u32).collect(),
+        }
+    }
+
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        self.parent[hi as usize] = lo;
+    }
+
+    /// Every member's root. A parent is never above its child, so one ascending pass settles
+    /// each member after its parent.
+    fn into_roots(mut self) -> Vec<u32> {
+        for i in 0..self.parent.len() {
+            let p = self.parent[i] as usize;
+            self.parent[i] = self.parent[p];
+        }
+        self.parent
+    }
+}
+
+/// A decided document as the outcome file holds it (16 bytes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Outcome {
+    /// The cluster's smallest member at decision time, when not this document.
+    duplicate_of: Option<u32>,
+    /// The strongest earlier match and its estimated Jaccard.
+    matched: Option<(u32, f64)>,
+}
+
+const NONE: u32 = u32::MAX;
+const OUTCOME_BYTES: usize = 16;
+
+struct OutcomeWriter {
+    w: BufWriter<File>,
+}
+
+impl OutcomeWriter {
+    fn new(dir: &Path) -> std::io::Result<Self> {
+        Ok(OutcomeWriter {
+            w: BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(dir)?),
+        })
+    }
+
+    fn push(&mut self, o: Outcome) -> std::io::Result<()> {
+        let mut b = [0u8; OUTCOME_BYTES];
+        b[..4].copy_from_slice(&o.duplicate_of.unwrap_or(NONE).to_le_bytes());
+        let (m, sim) = o.matched.unwrap_or((NONE, 0.0));
+        b[4..8].copy_from_slice(&m.to_le_bytes());
+        b[8..].copy_from_slice(&sim.to_le_bytes());
+        self.w.write_all(&b)
+    }
+
+    fn finish(self) -> std::io::Result<File> {
+        self.w.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+fn decode(b: &[u8]) -> Outcome {
+    let u = |r: std::ops::Range<usize>| u32::from_le_bytes(b[r].try_into().expect("4 bytes"));
+    let (d, m) = (u(0..4), u(4..8));
+    let sim = f64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));
+    Outcome {
+        duplicate_of: (d != NONE).then_some(d),
+        matched: (m != NONE).then_some((m, sim)),
+    }
+}
+
+/// The decisions of a [`SpillingDeduper`], read back from its outcome file in input order.
+pub struct SpilledClustering {
+    method: String,
+    keep: Keep,
+    roots: Vec<u32>,
+    keepers: Option<Vec<u32>>,
+    empty: Vec<u64>,
+    outcomes: File,
+    dir: PathBuf,
+    stats: SpillStats,
+}
+
+impl SpilledClustering {
+    /// The detector's name.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// How representatives were chosen.
+    pub fn keep(&self) -> Keep {
+        self.keep
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.roots.len()
+    }
+
+    /// Whether there are no documents.
+    pub fn is_empty(&self) -> bool {
+        self.roots.is_empty()
+    }
+
+    /// What went through the spill files.
+    pub fn stats(&self) -> SpillStats {
+        self.stats
+    }
+
+    /// Every document's assignment, in input order, as [`super::Deduper::finish`] gives them
+    /// (clusters final). Each call reads the outcome file from its start.
+    pub fn outcomes(&self) -> impl Iterator<Item = Result<Assignment>> + '_ {
+        let io = spill_error(&self.dir);
+        let mut buf = vec![0u8; 4096 * OUTCOME_BYTES];
+        let (mut filled, mut pos, mut at) = (0usize, 0usize, 0u64);
+        (0..self.roots.len() as u32).map(move |i| {
+            if pos == filled {
+                let left = (self.roots.len() - i as usize) * OUTCOME_BYTES;
+                filled = left.min(buf.len());
+                read_exact_at(&self.outcomes, &mut buf[..filled], at).map_err(&io)?;
+                at += filled as u64;
+                pos = 0;
+            }
+            let o = decode(&buf[pos..pos + OUTCOME_BYTES]);
+            pos += OUTCOME_BYTES;
+            Ok(self.assignment(i, o))
+        })
+    }
+
+    fn assignment(&self, i: u32, o: Outcome) -> Assignment {
+        let root = self.roots[i as usize];
+        let duplicate_of = match &self.keepers {
+            Some(k) => Some(k[root as usize]).filter(|&k| k != i),
+            None => o.duplicate_of,
+        };
+        Assignment {
+            duplicate_of,
+            cluster: root,
+            matched: o.matched.map(|m| m.0),
+            distance: None,
+            similarity: o.matched.map(|m| m.1),
+            stage: o.matched.map(|_| Stage::Minhash),
+            empty: self.empty[i as usize / 64] >> (i % 64) & 1 == 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
