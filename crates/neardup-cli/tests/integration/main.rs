@@ -10,4 +10,5 @@ mod provenance;
 mod readme;
 mod safety;
 mod serve;
+mod spill;
 mod util;

@@ -193,6 +193,15 @@ impl DetectorSpec {
         opts
     }
 
+    /// The options of `--method minhash` under this spec (threshold and shingle sizes).
+    pub fn minhash_options(&self) -> MinHashDetectorOptions {
+        let mut opts = MinHashDetectorOptions::default();
+        opts.lsh.threshold = self.threshold;
+        opts.minhash.char_ngram = self.char_ngram;
+        opts.minhash.word_ngram = self.word_ngram;
+        opts
+    }
+
     /// Hands `w` a maker of the detector this spec names, with `fp`'s normalisation and
     /// features. Loads jieba's dictionary first when the method uses word features.
     pub fn build<W: WithDetector>(&self, fp: &Fingerprinter, w: W) -> W::Output {
@@ -212,10 +221,7 @@ impl DetectorSpec {
                 w.with(|| ShortTextDetector::new(fp.clone(), ShortTextOptions::default()))
             }
             Method::Minhash => {
-                let mut opts = MinHashDetectorOptions::default();
-                opts.lsh.threshold = self.threshold;
-                opts.minhash.char_ngram = self.char_ngram;
-                opts.minhash.word_ngram = self.word_ngram;
+                let opts = self.minhash_options();
                 let make = move || MinHashDetector::new(fp.clone(), opts.clone());
                 with_veto(w, make, fp, veto)
             }

@@ -7,6 +7,7 @@
 //! the outputs (`pipeline`, `write`).
 
 mod pipeline;
+mod spill;
 mod write;
 
 use std::path::PathBuf;
@@ -61,6 +62,9 @@ document of every cluster (characters; ties → earliest) and points the others 
 --kept writes the kept documents unchanged (the original line for jsonl and lines input, from
 files and standard input alike; a Parquet row as one JSON object holding every column; whole
 files as {\"id\",\"text\"} lines).
+--memory-budget-mib MIB bounds the index's memory by spilling to disk (--temp-dir): the run
+sketches everything first, then sorts band keys and candidate pairs within the budget and decides;
+it gives the clusters of --method minhash --linkage components --no-template-veto, which it needs.
 --removed writes one JSON line per removed document: id, duplicate_of, matched, distance or
 similarity, cluster and a reason in words (with --provenance, file and line).
 An output may not be an input (the run is refused before anything is written); -o - is
@@ -143,6 +147,17 @@ pub struct Args {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Bound the memory of the index by spilling to disk: MinHash band keys and candidate
+    /// pairs are sorted in at most this many MiB (at least 4), signatures and ids live in
+    /// files; about 20 bytes a document stay in memory. Gives the clusters of --method minhash
+    /// --linkage components --no-template-veto (which it needs), for corpora whose index does
+    /// not fit in memory.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(4..=(1u64 << 40)))]
+    pub memory_budget_mib: Option<u64>,
+    /// Directory of the spill files of --memory-budget-mib (anonymous files, removed however
+    /// the run ends) [default: the system's temporary directory, $TMPDIR].
+    #[arg(long, value_name = "DIR", requires = "memory_budget_mib")]
+    pub temp_dir: Option<PathBuf>,
     /// No progress bar and no report on standard error (errors and warnings still print).
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -212,6 +227,9 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
 /// Runs `neardup dedup`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     check_flags(&args)?;
+    if args.memory_budget_mib.is_some() {
+        spill::check(&args)?;
+    }
     set_threads(args.threads);
     let keep: Keep = args.keep.parse()?;
     if keep == Keep::Longest && args.kept.is_some() && reads_stdin(&args.inputs) {
@@ -232,6 +250,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map_or(DetectorSpec::default().word_ngram, |n| n as usize),
     };
     let fp = args.features.fingerprinter()?;
+    if let Some(mib) = args.memory_budget_mib {
+        let det = neardup::minhash::MinHashDetector::new(fp, spec.minhash_options())?;
+        return spill::run(&args, det, keep, mib);
+    }
     spec.build(&fp, Pipeline { args: &args, keep })
 }
 

@@ -12,9 +12,80 @@ use neardup::detect::Detector;
 use super::write::{KeptWriter, Record, Records};
 use super::{reads_stdin, write, Args};
 use crate::input::{BadPolicy, DocReader, InputDoc};
-use crate::output::{self, Wanted};
+use crate::output::{self, Sink, Wanted};
 
-fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
+/// Every output of a run, checked against the inputs and opened before anything is read.
+pub(super) struct Outputs {
+    /// The decisions (`--output`, standard output by default).
+    pub out: Sink,
+    /// `--kept`.
+    pub kept_writer: Option<KeptWriter>,
+    /// `--report`.
+    pub report: Option<Sink>,
+    /// `--removed`.
+    pub removed: Option<Sink>,
+}
+
+impl Outputs {
+    /// Refuses an output that is one of `reader`'s inputs, then opens them all.
+    pub(super) fn open(args: &Args, reader: &DocReader) -> anyhow::Result<Outputs> {
+        let stdout = Path::new("-");
+        let wanted = [
+            Some(Wanted {
+                flag: "--output",
+                path: args.output.as_deref().unwrap_or(stdout),
+            }),
+            args.kept.as_deref().map(|path| Wanted {
+                flag: "--kept",
+                path,
+            }),
+            args.report.as_deref().map(|path| Wanted {
+                flag: "--report",
+                path,
+            }),
+            args.removed.as_deref().map(|path| Wanted {
+                flag: "--removed",
+                path,
+            }),
+        ];
+        output::check(
+            &wanted.iter().flatten().copied().collect::<Vec<_>>(),
+            reader.files(),
+            reads_stdin(&args.inputs),
+        )?;
+        let mut sinks = output::open_all(&wanted)?.into_iter();
+        Ok(Outputs {
+            out: sinks.next().flatten().expect("--output is always opened"),
+            kept_writer: sinks
+                .next()
+                .flatten()
+                .map(|w| KeptWriter::new(w, &args.input)),
+            report: sinks.next().flatten(),
+            removed: sinks.next().flatten(),
+        })
+    }
+}
+
+/// Writes the kept documents of a second reading of the inputs: document `i` is written when
+/// `kept(i)` (`--keep longest`, bounded-memory runs).
+pub(super) fn write_kept_again(
+    args: &Args,
+    w: &mut KeptWriter,
+    mut kept: impl FnMut(usize) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    let reader = DocReader::open(&args.inputs, &args.input)?.keep_raw(true);
+    let mut i = 0usize;
+    for item in reader {
+        let Ok(doc) = item else { continue };
+        if kept(i)? {
+            w.write(&doc)?;
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+pub(super) fn progress(total: Option<u64>, quiet: bool) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -45,38 +116,12 @@ pub fn run_with<D: Detector>(
 ) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut reader = DocReader::open(&args.inputs, &args.input)?.keep_raw(args.kept.is_some());
-    let stdout = Path::new("-");
-    let wanted = [
-        Some(Wanted {
-            flag: "--output",
-            path: args.output.as_deref().unwrap_or(stdout),
-        }),
-        args.kept.as_deref().map(|path| Wanted {
-            flag: "--kept",
-            path,
-        }),
-        args.report.as_deref().map(|path| Wanted {
-            flag: "--report",
-            path,
-        }),
-        args.removed.as_deref().map(|path| Wanted {
-            flag: "--removed",
-            path,
-        }),
-    ];
-    output::check(
-        &wanted.iter().flatten().copied().collect::<Vec<_>>(),
-        reader.files(),
-        reads_stdin(&args.inputs),
-    )?;
-    let mut sinks = output::open_all(&wanted)?.into_iter();
-    let mut out = sinks.next().flatten().expect("--output is always opened");
-    let mut kept_writer = sinks
-        .next()
-        .flatten()
-        .map(|w| KeptWriter::new(w, &args.input));
-    let report_sink = sinks.next().flatten();
-    let removed_sink = sinks.next().flatten();
+    let Outputs {
+        mut out,
+        mut kept_writer,
+        report: report_sink,
+        removed: removed_sink,
+    } = Outputs::open(args, &reader)?;
 
     let pb = progress(reader.total_bytes, args.quiet);
     let mut bad = BadPolicy::new(args.skip_bad);
@@ -134,19 +179,12 @@ pub fn run_with<D: Detector>(
 
     if keep == Keep::Longest {
         if let Some(w) = kept_writer.as_mut() {
-            let reader = DocReader::open(&args.inputs, &args.input)?.keep_raw(true);
-            let mut i = 0usize;
-            for item in reader {
-                let Ok(doc) = item else { continue };
-                if clustering
+            write_kept_again(args, w, |i| {
+                Ok(clustering
                     .outcomes
                     .get(i)
-                    .is_some_and(|o| o.duplicate_of.is_none())
-                {
-                    w.write(&doc)?;
-                }
-                i += 1;
-            }
+                    .is_some_and(|o| o.duplicate_of.is_none()))
+            })?;
         }
     }
     if let Some(w) = kept_writer {

@@ -30,27 +30,46 @@ pub struct Records {
     pub files: Vec<Arc<str>>,
 }
 
-impl Records {
+/// The ids and origins of a run's documents, by 0-based input position: in memory
+/// ([`Records`]) or in a spill file (`--memory-budget-mib`).
+pub trait Names {
+    /// The id of document `i`.
+    fn id_of(&self, i: usize) -> std::io::Result<Value>;
+    /// The file and the 1-based line of document `i`.
+    fn origin(&self, i: usize) -> std::io::Result<(Arc<str>, Option<u64>)>;
+
     /// The id of document `d` (`null` for none).
-    pub fn id(&self, d: Option<u32>) -> Value {
-        d.map_or(Value::Null, |d| self.list[d as usize].id.clone())
+    fn id(&self, d: Option<u32>) -> std::io::Result<Value> {
+        d.map_or(Ok(Value::Null), |d| self.id_of(d as usize))
     }
 
+    /// Writes `,"file":…,"line":…` of document `i`.
     fn write_provenance(&self, out: &mut dyn Write, i: usize) -> std::io::Result<()> {
-        let r = &self.list[i];
+        let (file, line) = self.origin(i)?;
         write!(
             out,
             ",\"file\":{},\"line\":{}",
-            Value::from(&*self.files[r.file as usize]),
-            r.line.map_or(Value::Null, Value::from)
+            Value::from(&*file),
+            line.map_or(Value::Null, Value::from)
         )
+    }
+}
+
+impl Names for Records {
+    fn id_of(&self, i: usize) -> std::io::Result<Value> {
+        Ok(self.list[i].id.clone())
+    }
+
+    fn origin(&self, i: usize) -> std::io::Result<(Arc<str>, Option<u64>)> {
+        let r = &self.list[i];
+        Ok((self.files[r.file as usize].clone(), r.line))
     }
 }
 
 /// Writes the decision line of document `i`.
 pub fn decision(
     out: &mut dyn Write,
-    records: &Records,
+    records: &dyn Names,
     i: usize,
     o: &Assignment,
     shares_cluster_with: Option<u32>,
@@ -59,11 +78,11 @@ pub fn decision(
     write!(
         out,
         "{{\"id\":{},\"duplicate_of\":{},\"cluster\":{},\"distance\":{},\"matched\":{}",
-        records.list[i].id,
-        records.id(o.duplicate_of),
+        records.id_of(i)?,
+        records.id(o.duplicate_of)?,
         o.cluster,
         o.distance.map_or(Value::Null, Value::from),
-        records.id(o.matched),
+        records.id(o.matched)?,
     )?;
     measure(out, o)?;
     if o.empty {
@@ -73,7 +92,7 @@ pub fn decision(
         write!(
             out,
             ",\"shares_cluster_with\":{}",
-            records.id(shares_cluster_with)
+            records.id(shares_cluster_with)?
         )?;
     }
     if provenance {
@@ -86,14 +105,14 @@ pub fn decision(
 /// Writes the `--removed` line of document `i` (a duplicate), with its reason in words.
 pub fn removed(
     out: &mut dyn Write,
-    records: &Records,
+    records: &dyn Names,
     i: usize,
     o: &Assignment,
     keep: Keep,
     provenance: bool,
 ) -> anyhow::Result<()> {
-    let matched = records.id(o.matched);
-    let kept = records.id(o.duplicate_of);
+    let matched = records.id(o.matched)?;
+    let kept = records.id(o.duplicate_of)?;
     let (m, k) = (plain(&matched), plain(&kept));
     let mut reason = match (o.stage, o.distance, o.similarity) {
         (Some(Stage::Exact), _, _) => format!("identical to {m} after normalisation"),
@@ -120,7 +139,8 @@ pub fn removed(
     write!(
         out,
         "{{\"id\":{},\"duplicate_of\":{kept},\"matched\":{matched},\"cluster\":{}",
-        records.list[i].id, o.cluster,
+        records.id_of(i)?,
+        o.cluster,
     )?;
     write!(
         out,

@@ -391,13 +391,22 @@ impl Signatures {
     }
 }
 
+/// Reads exactly `buf.len()` bytes of `f` at byte `at`, without moving its cursor (so readers
+/// may share the file): the spill files' random access, on every platform.
+///
+/// # Errors
+/// The read failed or the file ends before.
 #[cfg(unix)]
-fn read_exact_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+pub fn read_exact_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(f, buf, at)
 }
 
+/// Reads exactly `buf.len()` bytes of `f` at byte `at` (see the Unix version).
+///
+/// # Errors
+/// The read failed or the file ends before.
 #[cfg(windows)]
-fn read_exact_at(f: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+pub fn read_exact_at(f: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
     while !buf.is_empty() {
         match std::os::windows::fs::FileExt::seek_read(f, buf, at)? {
             0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
