@@ -64,7 +64,7 @@ files and standard input alike; a Parquet row as one JSON object holding every c
 files as {\"id\",\"text\"} lines).
 --memory-budget-mib MIB bounds the index's memory by spilling to disk (--temp-dir): the run
 sketches everything first, then sorts band keys and candidate pairs within the budget and decides;
-it gives the clusters of --method minhash --linkage components --no-template-veto, which it needs.
+it gives the clusters of --method minhash --no-template-veto (which it needs), either linkage.
 --removed writes one JSON line per removed document: id, duplicate_of, matched, distance or
 similarity, cluster and a reason in words (with --provenance, file and line).
 An output may not be an input (the run is refused before anything is written); -o - is
@@ -149,9 +149,9 @@ pub struct Args {
     pub threads: usize,
     /// Bound the memory of the index by spilling to disk: MinHash band keys and candidate
     /// pairs are sorted in at most this many MiB (at least 4), signatures and ids live in
-    /// files; about 20 bytes a document stay in memory. Gives the clusters of --method minhash
-    /// --linkage components --no-template-veto (which it needs), for corpora whose index does
-    /// not fit in memory.
+    /// files; 20 to 50 bytes a document stay in memory. Gives the clusters of --method minhash
+    /// --no-template-veto (which it needs; either --linkage), for corpora whose index does not
+    /// fit in memory.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(4..=(1u64 << 40)))]
     pub memory_budget_mib: Option<u64>,
     /// Directory of the spill files of --memory-budget-mib (anonymous files, removed however

@@ -27,14 +27,12 @@ const BATCH_BYTES: usize = 1 << 20;
 
 /// Refuses `--memory-budget-mib` with settings it cannot honour.
 pub(super) fn check(args: &Args) -> anyhow::Result<()> {
-    if args.detector != "minhash" || args.linkage != "components" || !args.no_template {
+    if args.detector != "minhash" || !args.no_template {
         anyhow::bail!(
             "--memory-budget-mib spills MinHash band buckets to disk, which gives the clusters of \
-             --method minhash --linkage components --no-template-veto (those of neardup.spark); \
-             add those flags (now --method {} --linkage {}{}), or drop --memory-budget-mib to \
-             keep the index in memory",
+             --method minhash --no-template-veto (either --linkage); add those flags (now \
+             --method {}{}), or drop --memory-budget-mib to keep the index in memory",
             args.detector,
-            args.linkage,
             if args.no_template {
                 ""
             } else {
@@ -136,7 +134,10 @@ pub(super) fn run(args: &Args, det: MinHashDetector, keep: Keep, mib: u64) -> an
         report: report_sink,
         removed: removed_sink,
     } = Outputs::open(args, &reader)?;
-    let opts = SpillOptions::new(usize::try_from(mib << 20).unwrap_or(usize::MAX), &dir);
+    let opts = SpillOptions {
+        linkage: args.linkage(),
+        ..SpillOptions::new(usize::try_from(mib << 20).unwrap_or(usize::MAX), &dir)
+    };
     let mut dd = SpillingDeduper::new(det, opts)?;
     let mut names = SpilledNames::new(&dir)?;
 

@@ -1,30 +1,34 @@
 //! Batch dedup in bounded memory: MinHash band buckets spilled to disk.
 //!
 //! Question: how does a corpus whose index would not fit in memory get the clusters of
-//! `neardup dedup --method minhash --linkage components --no-template-veto`?
+//! `neardup dedup --method minhash --no-template-veto` (either linkage)?
 //!
 //! [`SpillingDeduper`] sketches every document (in parallel, batch by batch), writes its
-//! signature to a file and its LSH band keys to an external sort ([`sort`]). [`finish`] then
+//! signature to a file and its LSH band keys to an external sort (`sort.rs`). [`finish`] then
 //! works the way the Spark path (`neardup.spark`) does, on one machine:
 //!
 //! 1. **collapse**: documents with identical signatures share every band key, so they meet in
-//!    one bucket of the first band; there each is mapped to its earliest copy. Copies are
-//!    candidates of each other and estimate Jaccard 1, and any third document is a candidate
-//!    of, and confirmed against, all of them or none: one node stands for them all, and a
-//!    bucket of many exact copies yields no pairs.
-//! 2. **candidates**: every two nodes sharing a bucket in any band are a pair (later, earlier),
-//!    spilled to a second external sort, each pair once.
-//! 3. **decide**: documents in input order, each with its sorted pairs: a pair is confirmed by
-//!    the detector's own rule ([`MinHashDetector::confirm_signatures`]), confirmed pairs are
-//!    unions (a union-find whose roots are the smallest members), and the evidence is the most
-//!    similar earlier document, ties to the earliest — the decision of an in-memory
-//!    [`Deduper`](super::Deduper) with [`Linkage::Components`](super::Linkage::Components).
+//!    one bucket of the first band; there each is mapped to its earliest copy, its
+//!    representative. Copies are candidates of each other and estimate Jaccard 1, and any third
+//!    document is a candidate of, and confirmed against, all of them or none: one node stands
+//!    for them all, and a bucket of many exact copies yields no pairs.
+//! 2. **candidates**: every two representatives sharing a bucket in any band are a pair
+//!    (later, earlier), spilled to a second external sort, each pair once.
+//! 3. **decide**: documents in input order, each with its sorted pairs, confirmed by the
+//!    detector's own rule ([`MinHashDetector::confirm_signatures`]). Under single linkage
+//!    ([`Linkage::Components`]) confirmed pairs are unions (a union-find whose roots are the
+//!    smallest members) and the evidence is the most similar earlier document, ties to the
+//!    earliest. Under the online rule ([`Linkage::Kept`]) a document matches the strongest
+//!    confirmed *kept* document; a copy sees what its representative saw when decided plus
+//!    the kept documents since that confirm it (`KeptState`).
 //!
-//! Invariant: the outcomes equal the in-memory deduper's on the same texts, whatever the
-//! memory budget (property test `spilled_equals_in_memory`).
+//! Invariant: the outcomes equal the in-memory [`Deduper`](super::Deduper)'s with the same
+//! linkage on the same texts, whatever the memory budget (property test
+//! `spilled_equals_in_memory`).
 //!
 //! Memory: the budget bounds the sort buffers (half for band keys, half for pairs), plus 12
-//! bytes a document (lengths, representatives, the union-find) and the largest bucket. Disk:
+//! bytes a document (lengths, representatives, the union-find; 32 more under the online rule)
+//! and the largest bucket. Disk:
 //! 4·`num_perm` bytes a document of signatures, 16 bytes a band key and 8 a pair, in anonymous
 //! files in the spill directory (gone when the process ends, however it ends).
 //!
@@ -59,7 +63,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::{sketch_batch, Assignment, Keep, SketchFailure};
+use super::{sketch_batch, Assignment, Keep, Linkage, SketchFailure};
 use crate::detect::{Detector, Stage};
 use crate::error::{Error, Result};
 use crate::minhash::{Confirm, MinHashDetector};
@@ -75,6 +79,8 @@ pub struct SpillOptions {
     pub memory_bytes: usize,
     /// The directory of the spill files (anonymous: nothing is left behind).
     pub dir: PathBuf,
+    /// How a near-duplicate joins a cluster (default: the online rule).
+    pub linkage: Linkage,
 }
 
 impl SpillOptions {
@@ -83,6 +89,7 @@ impl SpillOptions {
         SpillOptions {
             memory_bytes,
             dir: dir.to_path_buf(),
+            linkage: Linkage::Kept,
         }
     }
 }
@@ -229,8 +236,8 @@ impl SpillingDeduper {
         Ok(())
     }
 
-    /// Decides every document: the outcomes of an in-memory deduper with
-    /// [`Linkage::Components`](super::Linkage::Components) on the same texts.
+    /// Decides every document: the outcomes of an in-memory deduper with the options' linkage
+    /// on the same texts.
     ///
     /// # Errors
     /// [`Error::Spill`] if a spill file cannot be written or read.
@@ -291,20 +298,22 @@ impl SpillingDeduper {
         let mut outcomes = OutcomeWriter::new(dir).map_err(&io)?;
         let mut stream = pairs.finish().map_err(&io)?.peekable();
         let (mut sig_j, mut sig_a) = (vec![0u32; num_perm], vec![0u32; num_perm]);
+        let mut confirmed: Vec<(u32, f64)> = Vec::new();
+        let mut kept = KeptState::new(opts.linkage, n);
         for j in 0..n as u32 {
-            let mut best: Option<(u32, f64)> = None;
-            let r = rep[j as usize];
-            if r != j {
-                uf.union(j, r);
-                best = Some((r, 1.0));
-            }
+            // j's distinct candidate pairs (only representatives have any), confirmed.
+            confirmed.clear();
             let mut loaded = false;
             let mut last = None;
-            while let Some(Ok(p)) = stream.peek() {
-                if (p >> 32) as u32 != j {
-                    break;
-                }
-                let p = *p;
+            loop {
+                let p = match stream.peek() {
+                    Some(Ok(p)) if (p >> 32) as u32 == j => *p,
+                    Some(Err(_)) => match stream.next() {
+                        Some(Err(e)) => return Err(io(e)),
+                        _ => unreachable!("peeked an error"),
+                    },
+                    _ => break,
+                };
                 stream.next();
                 if last == Some(p) {
                     continue;
@@ -320,24 +329,43 @@ impl SpillingDeduper {
                 let (sim, duplicate) = det.confirm_signatures(&sig_j, &sig_a);
                 if duplicate {
                     stats.confirmed_pairs += 1;
-                    uf.union(j, a);
-                    if best.is_none_or(|(b, s)| sim > s || (sim == s && a < b)) {
-                        best = Some((a, sim));
+                    confirmed.push((a, sim));
+                }
+            }
+            let r = rep[j as usize];
+            let outcome = match &mut kept {
+                // Single linkage: a copy joins its representative, a representative every
+                // confirmed earlier one; the evidence is the strongest of them.
+                None => {
+                    let mut best = None;
+                    if r != j {
+                        uf.union(j, r);
+                        best = Some((r, 1.0));
+                    }
+                    for &(a, sim) in &confirmed {
+                        uf.union(j, a);
+                        if stronger((a, sim), best) {
+                            best = Some((a, sim));
+                        }
+                    }
+                    let root = uf.find(j);
+                    Outcome {
+                        duplicate_of: (root != j).then_some(root),
+                        matched: best,
                     }
                 }
-            }
-            if let Some(Err(_)) = stream.peek() {
-                if let Some(Err(e)) = stream.next() {
-                    return Err(io(e));
+                Some(k) => {
+                    let best = k.decide(j, r, &confirmed);
+                    if let Some((b, _)) = best {
+                        uf.union(j, b);
+                    }
+                    Outcome {
+                        duplicate_of: best.map(|b| b.0),
+                        matched: best,
+                    }
                 }
-            }
-            let root = uf.find(j);
-            outcomes
-                .push(Outcome {
-                    duplicate_of: (root != j).then_some(root),
-                    matched: best,
-                })
-                .map_err(&io)?;
+            };
+            outcomes.push(outcome).map_err(&io)?;
         }
         drop(stream);
         drop(sigs);
@@ -365,6 +393,76 @@ impl SpillingDeduper {
             dir: spill_dir.clone(),
             stats,
         })
+    }
+}
+
+/// Whether `a` is a stronger match than `b`: more similar, ties to the earlier document
+/// ([`crate::detect::best_verdict`]'s order for MinHash verdicts).
+fn stronger(a: (u32, f64), b: Option<(u32, f64)>) -> bool {
+    b.is_none_or(|(bd, bs)| a.1 > bs || (a.1 == bs && a.0 < bd))
+}
+
+/// The online rule's state ([`Linkage::Kept`]): which documents are kept, each
+/// representative's match at its decision, and the strongest kept document that came after a
+/// representative and confirmed it — what a later copy of the representative sees beyond
+/// the representative's own match.
+struct KeptState {
+    kept: Vec<u64>,
+    at_decision: Vec<Option<(u32, f64)>>,
+    later: Vec<Option<(u32, f64)>>,
+}
+
+impl KeptState {
+    /// `None` for single linkage.
+    fn new(linkage: Linkage, n: usize) -> Option<Self> {
+        (linkage == Linkage::Kept).then(|| KeptState {
+            kept: vec![0; n.div_ceil(64)],
+            at_decision: vec![None; n],
+            later: vec![None; n],
+        })
+    }
+
+    fn is_kept(&self, d: u32) -> bool {
+        self.kept[d as usize / 64] >> (d % 64) & 1 == 1
+    }
+
+    /// Document `j` (representative `r`) with its confirmed earlier representatives: its
+    /// match among kept documents, if any.
+    ///
+    /// Only representatives are ever kept: a copy's representative is kept (then the copy
+    /// matches it at 1) or had a kept match (which the copy matches as well). A copy sees what
+    /// its representative saw at its decision, plus the kept documents decided since that
+    /// confirm it.
+    fn decide(&mut self, j: u32, r: u32, confirmed: &[(u32, f64)]) -> Option<(u32, f64)> {
+        if r != j {
+            if self.is_kept(r) {
+                return Some((r, 1.0));
+            }
+            let (mut best, later) = (self.at_decision[r as usize], self.later[r as usize]);
+            if let Some(l) = later {
+                if stronger(l, best) {
+                    best = Some(l);
+                }
+            }
+            return best;
+        }
+        let mut best = None;
+        for &(a, sim) in confirmed {
+            if self.is_kept(a) && stronger((a, sim), best) {
+                best = Some((a, sim));
+            }
+        }
+        self.at_decision[j as usize] = best;
+        if best.is_none() {
+            self.kept[j as usize / 64] |= 1 << (j % 64);
+            for &(a, sim) in confirmed {
+                let slot = &mut self.later[a as usize];
+                if stronger((j, sim), *slot) {
+                    *slot = Some((j, sim));
+                }
+            }
+        }
+        best
     }
 }
 

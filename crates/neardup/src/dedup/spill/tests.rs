@@ -12,9 +12,15 @@ fn detector(threshold: f64) -> MinHashDetector {
     MinHashDetector::new(fp, opts).unwrap()
 }
 
-/// The in-memory deduper's outcomes under single linkage.
-fn in_memory(texts: &[String], batch: usize, keep: Keep, threshold: f64) -> Vec<Assignment> {
-    let mut dd = Deduper::with_linkage(detector(threshold), Linkage::Components);
+/// The in-memory deduper's outcomes.
+fn in_memory(
+    texts: &[String],
+    batch: usize,
+    keep: Keep,
+    threshold: f64,
+    linkage: Linkage,
+) -> Vec<Assignment> {
+    let mut dd = Deduper::with_linkage(detector(threshold), linkage);
     for b in texts.chunks(batch) {
         dd.push_batch(b).unwrap();
     }
@@ -27,9 +33,13 @@ fn spilled(
     keep: Keep,
     threshold: f64,
     memory: usize,
+    linkage: Linkage,
 ) -> (Vec<Assignment>, SpillStats) {
     let dir = tempfile::tempdir().unwrap();
-    let opts = SpillOptions::new(memory, dir.path());
+    let opts = SpillOptions {
+        linkage,
+        ..SpillOptions::new(memory, dir.path())
+    };
     let mut dd = SpillingDeduper::with_any_budget(detector(threshold), opts).unwrap();
     for b in texts.chunks(batch) {
         dd.push_batch(b).unwrap();
@@ -80,7 +90,7 @@ fn corpus() -> impl Strategy<Value = Vec<String>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
     /// Whatever the budget (runs of a few keys, many runs, merges of merges) and batching, the
-    /// spilled decisions are the in-memory deduper's under single linkage, for both keep rules.
+    /// spilled decisions are the in-memory deduper's, for both linkages and both keep rules.
     #[test]
     fn spilled_equals_in_memory(
         texts in corpus(),
@@ -88,10 +98,12 @@ proptest! {
         memory in prop_oneof![Just(64usize), Just(512), Just(1 << 20)],
         threshold in prop_oneof![Just(0.5), Just(0.6), Just(0.8)],
     ) {
-        for keep in [Keep::First, Keep::Longest] {
-            let want = in_memory(&texts, batch, keep, threshold);
-            let (got, _) = spilled(&texts, batch, keep, threshold, memory);
-            prop_assert_eq!(got, want);
+        for linkage in [Linkage::Kept, Linkage::Components] {
+            for keep in [Keep::First, Keep::Longest] {
+                let want = in_memory(&texts, batch, keep, threshold, linkage);
+                let (got, _) = spilled(&texts, batch, keep, threshold, memory, linkage);
+                prop_assert_eq!(got, want, "{:?} {:?}", linkage, keep);
+            }
         }
     }
 }
@@ -103,14 +115,16 @@ fn exact_copies_collapse_to_one_node() {
     let text = "a bucket of many exact copies of one long enough document ".repeat(3);
     let mut texts = vec![text.clone(); 1000];
     texts.push("a stranger with nothing in common at all, not one shingle".into());
-    let (got, stats) = spilled(&texts, 100, Keep::First, 0.6, 256);
-    assert_eq!(stats.candidate_pairs, 0);
-    assert!(stats.spilled_bytes > 0, "{stats:?}");
-    assert!(got[1..1000]
-        .iter()
-        .all(|o| o.duplicate_of == Some(0) && o.matched == Some(0) && o.similarity == Some(1.0)));
-    assert_eq!(got[1000].duplicate_of, None);
-    assert_eq!(got, in_memory(&texts, 100, Keep::First, 0.6));
+    for linkage in [Linkage::Kept, Linkage::Components] {
+        let (got, stats) = spilled(&texts, 100, Keep::First, 0.6, 256, linkage);
+        assert_eq!(stats.candidate_pairs, 0);
+        assert!(stats.spilled_bytes > 0, "{stats:?}");
+        assert!(got[1..1000].iter().all(|o| o.duplicate_of == Some(0)
+            && o.matched == Some(0)
+            && o.similarity == Some(1.0)));
+        assert_eq!(got[1000].duplicate_of, None);
+        assert_eq!(got, in_memory(&texts, 100, Keep::First, 0.6, linkage));
+    }
 }
 
 #[test]
