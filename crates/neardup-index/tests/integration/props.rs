@@ -119,6 +119,47 @@ proptest! {
     }
 }
 
+/// The self-join partitions in chunks of at least 65,536 fingerprints: a set of several chunks,
+/// clustered so that the brute force stays within each cluster, across layouts that group
+/// through the bucket array and that sort.
+#[test]
+fn all_pairs_over_several_chunks_equals_brute_force() {
+    use neardup_index::random::{flip_bits, SplitMix64};
+    let mut rng = SplitMix64::new(11);
+    let (clusters, size) = (1500usize, 100usize);
+    let mut fps = Vec::with_capacity(clusters * size);
+    let mut want = Vec::new();
+    for _ in 0..clusters {
+        let center = rng.next();
+        let first = fps.len();
+        for _ in 0..size {
+            let d = rng.below(7) as u32;
+            fps.push(flip_bits(center, d, &mut rng));
+        }
+        // Centers are random: members of different clusters are ~32 bits apart.
+        for i in first..fps.len() {
+            for j in i + 1..fps.len() {
+                let d = neardup_index::hamming(fps[i], fps[j]);
+                if d <= 3 {
+                    want.push((i as u32, j as u32, d as u8));
+                }
+            }
+        }
+    }
+    want.sort_unstable();
+    assert!(want.len() > 10_000, "{}", want.len());
+    for (m, k) in [(4, 3), (5, 3), (2, 1)] {
+        let layout = Layout::new(m, k).unwrap();
+        let got = all_pairs_with(&fps, &layout, k).unwrap();
+        let mine: Vec<_> = want
+            .iter()
+            .filter(|p| u32::from(p.2) <= k)
+            .copied()
+            .collect();
+        assert_eq!(got, mine, "{layout:?}");
+    }
+}
+
 #[test]
 fn every_planner_k_is_exact() {
     for k in 0..=10 {
