@@ -267,16 +267,7 @@ impl<D: Detector> Deduper<D> {
         lengths: &[u32],
     ) -> Result<&[Assignment], SketchFailure> {
         let start = self.outcomes.len();
-        if let Some(i) = sketches
-            .iter()
-            .position(|s| matches!(s, Err(e) if !matches!(e, Error::EmptyDocument { .. })))
-        {
-            let source = sketches.into_iter().nth(i).and_then(|s| s.err());
-            return Err(SketchFailure {
-                doc: (start + i) as u32,
-                source: source.unwrap_or_else(|| Error::Config("sketch failed".into())),
-            });
-        }
+        let sketches = usable(sketches, start)?;
         for (i, s) in sketches.into_iter().enumerate() {
             let len = lengths.get(i).copied().unwrap_or(0);
             self.decide_one(s.ok(), len);
@@ -381,6 +372,26 @@ impl<D: Detector> Deduper<D> {
             method: self.detector.name(),
             outcomes: self.outcomes,
             keep,
+        }
+    }
+}
+
+/// The sketches of a batch whose first document is `start`, unless one failed for another
+/// reason than being empty: then that failure, naming the document.
+pub(crate) fn usable<T>(
+    sketches: Vec<crate::Result<T>>,
+    start: usize,
+) -> Result<Vec<crate::Result<T>>, SketchFailure> {
+    let failed =
+        |s: &crate::Result<T>| matches!(s, Err(e) if !matches!(e, Error::EmptyDocument { .. }));
+    match sketches.iter().position(failed) {
+        None => Ok(sketches),
+        Some(i) => {
+            let source = sketches.into_iter().nth(i).and_then(|s| s.err());
+            Err(SketchFailure {
+                doc: (start + i) as u32,
+                source: source.unwrap_or_else(|| Error::Config("sketch failed".into())),
+            })
         }
     }
 }

@@ -37,7 +37,7 @@ pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Optio
     }
     // The most edits a score of `min` allows.
     let budget = ((1.0 - min) * s.len() as f64 + 1e-9).floor().max(0.0) as usize;
-    if missing_at_least(&s, &l, budget + 1) {
+    if missing_at_least(&s, &l, budget + 1) || too_few_shared_trigrams(&s, &l, budget) {
         return None;
     }
     // row[j]: cost of aligning s[..i] to a substring of l ending at j (free start).
@@ -59,6 +59,25 @@ pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Optio
     let d = row.iter().copied().min().unwrap_or(s.len());
     let score = 1.0 - d as f64 / s.len() as f64;
     (score >= min).then_some(score)
+}
+
+/// The q-gram lemma for q = 3: an edit touches at most three of `s`'s character 3-grams, so
+/// if `s` lies inside `l` within `budget` edits, at least `|s| − 2 − 3·budget` of its 3-grams
+/// (by position) occur in `l`. Whether fewer do — then the alignment cannot succeed. Linear
+/// up to a sort of `l`'s 3-grams.
+fn too_few_shared_trigrams(s: &[char], l: &[char], budget: usize) -> bool {
+    let need = (s.len() as i64 - 2) - 3 * budget as i64;
+    if need <= 0 || l.len() < 3 {
+        return false;
+    }
+    let gram = |w: &[char]| (w[0] as u64) << 42 | (w[1] as u64) << 21 | w[2] as u64;
+    let mut theirs: Vec<u64> = l.windows(3).map(gram).collect();
+    theirs.sort_unstable();
+    let shared = s
+        .windows(3)
+        .filter(|w| theirs.binary_search(&gram(w)).is_ok())
+        .count();
+    (shared as i64) < need
 }
 
 /// Whether at least `floor` characters of `s` can have no partner in `l`: every character of
@@ -119,6 +138,18 @@ mod tests {
             let d = ((1.0 - contained_similarity(&s, &l)) * sc.len() as f64).round() as usize;
             prop_assert!(!missing_at_least(&sc, &lc, d + 1));
             prop_assert!(missing_at_least(&sc, &lc, 0));
+        }
+
+        /// The 3-gram bound refuses only pairs the alignment refuses: never at the alignment's
+        /// own distance, whatever the alphabet (a wide one makes the bound bite).
+        #[test]
+        fn shared_trigrams_bound_the_distance(s in "[a-z]{1,30}", l in "[a-z]{0,60}", cut in 0usize..30) {
+            let sc: Vec<char> = s.chars().collect();
+            // Often make `s` nearly contained: `l` holds a piece of it.
+            let l = if cut < sc.len() { format!("{l}{}", &s[cut..]) } else { l };
+            let lc: Vec<char> = l.chars().collect();
+            let d = ((1.0 - contained_similarity(&s, &l)) * sc.len() as f64).round() as usize;
+            prop_assert!(!too_few_shared_trigrams(&sc, &lc, d));
         }
 
         /// A text is wholly contained in anything that holds it verbatim.

@@ -12,8 +12,11 @@
 //!    Hamming distance `simhash_k` (default 3), or either ([`LongMethod`]).
 //!
 //! So that pairs straddling the boundary are not lost, documents with
-//! `max_chars < L ≤ ⌈max_chars / short.threshold⌉` (141..=175 by default) are also indexed in,
-//! and searched against, the short-text index.
+//! `max_chars < L ≤ short.reach()` are also indexed in, and searched against, the short-text
+//! index: up to `⌈max_chars / short.threshold⌉` (175 by default) the measure can match them,
+//! and up to `⌈max_chars / containment.min_share⌉` (467) containment can — a short post inside
+//! a repost that adds a comment. Beyond 175 letters a pair is compared on the short path only
+//! when one of the two is a short text, and only by containment.
 //!
 //! ## Why these defaults (measured)
 //!

@@ -97,6 +97,20 @@ pub struct ShortTextOptions {
     pub seed: u64,
 }
 
+impl ShortTextOptions {
+    /// The longest text (letters/digits) a text of `max_chars` can match: at the threshold,
+    /// `⌈max_chars / threshold⌉`, and by containment (when on), `⌈max_chars / min_share⌉` — a
+    /// short post inside a longer repost. The `auto` policy indexes texts up to this length
+    /// on the short path; the engine records it with its data.
+    pub fn reach(&self) -> usize {
+        let mut reach = self.max_chars as f64 / self.threshold;
+        if let Some(c) = &self.containment {
+            reach = reach.max(self.max_chars as f64 / c.min_share);
+        }
+        reach.ceil() as usize
+    }
+}
+
 impl Default for ShortTextOptions {
     fn default() -> Self {
         ShortTextOptions {
@@ -142,6 +156,13 @@ impl Default for ContainmentOptions {
             min_share: 0.3,
         }
     }
+}
+
+/// The letters and digits of a confirmation text (what the `auto` policy measures lengths in).
+fn letters(text: &str) -> u32 {
+    text.chars()
+        .filter(|&c| crate::features::is_word_char(c))
+        .count() as u32
 }
 
 /// Whether every run of digits of `short` is also a run of digits of `long`.
@@ -285,7 +306,8 @@ pub struct ShortTextDetector {
     docs: Vec<u32>,
     arena: String,
     ends: Vec<usize>,
-    meta: Vec<(u32, bool)>,
+    /// Per slot: the confirmation text's characters, whether Han-heavy, its letters/digits.
+    meta: Vec<(u32, bool, u32)>,
 }
 
 impl ShortTextDetector {
@@ -334,10 +356,15 @@ impl ShortTextDetector {
         self.lsh.params()
     }
 
-    /// The longest text (letters/digits) a text of `max_chars` can match at the threshold:
-    /// `⌈max_chars / threshold⌉`. The `auto` policy indexes texts up to this length here.
+    /// The longest text (letters/digits) a text of `max_chars` can match by the measure:
+    /// `⌈max_chars / threshold⌉`.
+    fn measure_reach(&self) -> u32 {
+        (self.opts.max_chars as f64 / self.opts.threshold).ceil() as u32
+    }
+
+    /// [`ShortTextOptions::reach`] of this detector's options.
     pub fn reach(&self) -> usize {
-        (self.opts.max_chars as f64 / self.opts.threshold).ceil() as usize
+        self.opts.reach()
     }
 
     /// The sketch of already-normalised text.
@@ -394,14 +421,26 @@ impl Detector for ShortTextDetector {
         } else {
             self.opts.other_ngram
         };
+        // Texts with more letters/digits than a short text can match by the measure are here
+        // only for containment, and only of a short text (a short post inside a longer repost):
+        // the measure is not asked (two mid-length pages of one template are not
+        // near-duplicates by edits), nor two such texts compared.
+        let measure_reach = self.measure_reach();
+        let my_letters = letters(&s.text);
         let mut out = Vec::new();
         for slot in self.lsh.candidates(&s.keys) {
             let i = slot as usize;
-            let (len, han) = self.meta[i];
+            let (len, han, letters) = self.meta[i];
+            let beyond_measure = my_letters.max(letters) > measure_reach;
+            if beyond_measure && my_letters.min(letters) as usize > self.opts.max_chars {
+                // Containment beyond the measure's reach is a short text inside a longer one.
+                continue;
+            }
             let other = self.text(i);
             // dist ≥ |la − lb|, so the Levenshtein similarity is at most min/max.
             let (lo, hi) = (len.min(s.chars) as f64, len.max(s.chars) as f64);
-            let measured = if (self.opts.measure == Measure::Levenshtein && lo / hi < t)
+            let measured = if beyond_measure
+                || (self.opts.measure == Measure::Levenshtein && lo / hi < t)
                 || (self.opts.numbers_must_match && !same_numbers(&s.text, other))
             {
                 None
@@ -443,7 +482,7 @@ impl Detector for ShortTextDetector {
         self.docs.push(doc);
         self.arena.push_str(&s.text);
         self.ends.push(self.arena.len());
-        self.meta.push((s.chars, s.han));
+        self.meta.push((s.chars, s.han, letters(&s.text)));
     }
 
     fn heap_bytes(&self) -> usize {
@@ -451,7 +490,7 @@ impl Detector for ShortTextDetector {
             + self.docs.capacity() * 4
             + self.arena.capacity()
             + self.ends.capacity() * 8
-            + self.meta.capacity() * 8
+            + self.meta.capacity() * 12
     }
 }
 

@@ -12,6 +12,12 @@ pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
             super::EngineDetector::Auto(_) => cfg.template_veto.clone(),
             super::EngineDetector::Simhash => None,
         },
+        // Derived from the short path's options, recorded so that a data directory indexed
+        // with another reach (which texts carry a short-path sketch) is refused.
+        "short_reach": match &cfg.detector {
+            super::EngineDetector::Auto(p) => Some(p.short.reach()),
+            super::EngineDetector::Simhash => None,
+        },
         "fingerprint": fp.descriptor(),
         "distance": cfg.distance,
         "retention_ms": cfg.retention.as_millis() as u64,

@@ -190,6 +190,26 @@ fn state_survives_reopen_with_and_without_snapshot() {
     assert!(e.stats().snapshot_lsn > 0);
 }
 
+/// Texts longer than the short path's measure reaches but within containment's reach (176 to
+/// 467 letters by default) carry a short-path sketch: a data directory recorded without that
+/// reach was indexed without them, and is refused with the setting named.
+#[test]
+fn a_data_dir_recorded_without_the_short_reach_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let auto = EngineConfig {
+        maintenance_interval: None,
+        ..EngineConfig::default()
+    };
+    let e = open(dir.path(), auto, &clock);
+    let blob = e.config_descriptor();
+    let mut old: serde_json::Value = serde_json::from_str(&blob).unwrap();
+    assert_eq!(old["short_reach"], 467, "{blob}");
+    old.as_object_mut().unwrap().remove("short_reach");
+    let msg = neardup::engine::config_difference(old.to_string().as_bytes(), &blob);
+    assert_eq!(msg, "short_reach: stored null, requested 467");
+}
+
 #[test]
 fn other_configuration_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -657,3 +657,58 @@ fn options_have_serde_defaults() {
     };
     assert!(MinHashDetector::new(fp(), bad).is_err());
 }
+
+/// `auto` finds a short post inside a repost that is longer than the short path's measure
+/// reaches (⌈140 / 0.8⌉ = 175 letters) — a comment of 120 characters added before it — by
+/// containment, and still matches an edited copy of a 170-letter page by the measure; two
+/// mid-length texts that differ by edits are not compared on the short path.
+#[test]
+fn containment_reaches_reposts_beyond_the_measure() {
+    use neardup::dedup::{dedup, Keep};
+    use neardup::detect::Stage;
+    let det = || AutoDetector::new(fp(), PolicyOptions::default()).unwrap();
+    let post = "今天去了西湖边散步，看到很多人在放风筝，天气特别好，湖面上波光粼粼，远处的雷峰塔在夕阳下格外好看，回来的路上买了一杯龙井茶。";
+    let comment: String = "这条微博说得太对了我也是这么想的"
+        .chars()
+        .cycle()
+        .take(120)
+        .collect();
+    let repost = format!("{comment}//@小明: {post}");
+    let out = dedup(det(), &[post.to_string(), repost], Keep::First).unwrap();
+    assert_eq!(out.outcomes[1].duplicate_of, Some(0));
+    assert_eq!(out.outcomes[1].stage, Some(Stage::Containment));
+    // A 170-letter page and its edit (a LibreOffice help page of en_debian_docs): the
+    // measure's business, whatever the confirmation text's spaces add to its length.
+    let page = "LibreOffice 7.4 Help\n\nModule\n\nContents\n\nIndex\n\nFile name\n\nInserts the name of the active file. The name only appears after you save the file.\n\nTo access this command...\n\nChoose Insert - Field - File Name";
+    let edit = "LibreOffice 7.4 Help\n\nModule\n\nContents\n\nIndex\n\nFile name\n\nInserts the name of the active file. The very name only appears after you save the file.\n\naccess this then\n\nChoose Insert - Field - indeed indeed Name";
+    let out = dedup(det(), &[edit, page], Keep::First).unwrap();
+    assert_eq!(out.outcomes[1].duplicate_of, Some(0));
+    assert_eq!(out.outcomes[1].stage, Some(Stage::Short));
+    // Two 240-letter texts differing in a tenth of their words: not compared on the short path
+    // at all, neither by edits nor by containment (the long path's MinHash decides them).
+    let word = |i: usize| -> String {
+        let l = |k: usize| char::from(b'a' + (k % 26) as u8);
+        [l(i), l(i / 26 + 3), l(i * 7 + 1), l(i / 3 + 11)]
+            .iter()
+            .collect()
+    };
+    let words: Vec<String> = (0..60).map(word).collect();
+    let a = words.join(" ");
+    let b: Vec<String> = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i % 10 == 3 {
+                word(i + 500)
+            } else {
+                w.clone()
+            }
+        })
+        .collect();
+    let out = dedup(det(), &[a, b.join(" ")], Keep::First).unwrap();
+    let stage = out.outcomes[1].stage;
+    assert!(
+        !matches!(stage, Some(Stage::Short | Stage::Containment)),
+        "{stage:?}"
+    );
+}

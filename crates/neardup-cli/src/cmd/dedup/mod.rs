@@ -12,7 +12,7 @@ mod write;
 
 use std::path::PathBuf;
 
-use neardup::dedup::Keep;
+use neardup::dedup::{Keep, RunFacts, RunSummary};
 use neardup::detect::spec::{DetectorSpec, WithDetector};
 use neardup::detect::Detector;
 use neardup::policy::{LongMethod, PolicyOptions};
@@ -185,6 +185,36 @@ impl Args {
             DetectorSpec::default_threshold(method, !self.no_template)
         })
     }
+}
+
+impl Args {
+    /// The facts of a finished run for its summary.
+    fn run_facts(&self, bad_skipped: u64, bytes: u64, started: std::time::Instant) -> RunFacts {
+        RunFacts {
+            distance: self.distance(),
+            threshold: self.threshold(),
+            bad_skipped,
+            bytes,
+            seconds: started.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// Writes the run summary to `--report` (JSON) and, unless quiet, to standard error.
+fn write_summary(
+    args: &Args,
+    summary: &RunSummary,
+    report: Option<crate::output::Sink>,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    if let Some(mut w) = report {
+        w.write_all((serde_json::to_string_pretty(summary)? + "\n").as_bytes())?;
+        w.flush()?;
+    }
+    if !args.quiet {
+        eprint!("{summary}");
+    }
+    Ok(())
 }
 
 /// Refuses --distance and --threshold where the chosen detector would ignore them.

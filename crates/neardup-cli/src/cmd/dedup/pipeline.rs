@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use neardup::dedup::{run_pipelined, Assignment, Keep, RunFacts, BATCH_BYTES, BATCH_DOCS};
+use neardup::dedup::{run_pipelined, Assignment, Keep, BATCH_BYTES, BATCH_DOCS};
 use neardup::detect::Detector;
 
 use super::write::{KeptWriter, Record, Records};
@@ -191,21 +191,9 @@ pub fn run_with<D: Detector>(
         w.finish()?;
     }
 
-    let facts = RunFacts {
-        distance: args.distance(),
-        threshold: args.threshold(),
-        bad_skipped: bad.count,
-        bytes: total_bytes,
-        seconds: started.elapsed().as_secs_f64(),
-    };
+    let facts = args.run_facts(bad.count, total_bytes, started);
     let summary = clustering.summary(args.top, facts, |d| records.list[d as usize].id.clone());
-    if let Some(mut w) = report_sink {
-        w.write_all((serde_json::to_string_pretty(&summary)? + "\n").as_bytes())?;
-        w.flush()?;
-    }
-    if !args.quiet {
-        eprint!("{summary}");
-    }
+    super::write_summary(args, &summary, report_sink)?;
     Ok(())
 }
 

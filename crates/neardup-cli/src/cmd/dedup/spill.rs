@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use neardup::dedup::spill::{read_exact_at, SpillOptions, SpillingDeduper};
-use neardup::dedup::{Keep, RunFacts, SharedClusters, BATCH_DOCS};
+use neardup::dedup::{Keep, SharedClusters, BATCH_DOCS};
 use neardup::minhash::MinHashDetector;
 use serde_json::Value;
 
@@ -210,23 +210,13 @@ pub(super) fn run(args: &Args, det: MinHashDetector, keep: Keep, mib: u64) -> an
         w.finish()?;
     }
 
-    let facts = RunFacts {
-        distance: args.distance(),
-        threshold: args.threshold(),
-        bad_skipped: bad.count,
-        bytes: total_bytes,
-        seconds: started.elapsed().as_secs_f64(),
-    };
+    let facts = args.run_facts(bad.count, total_bytes, started);
     let summary = clustering.summary(args.top, facts, |d| {
         names.id_of(d as usize).unwrap_or(Value::Null)
     })?;
-    if let Some(mut w) = report_sink {
-        w.write_all((serde_json::to_string_pretty(&summary)? + "\n").as_bytes())?;
-        w.flush()?;
-    }
+    super::write_summary(args, &summary, report_sink)?;
     if !args.quiet {
         let s = clustering.stats();
-        eprint!("{summary}");
         eprintln!(
             "spilled: {:.1} MB of band keys and pairs in {}; {} candidate pairs, {} confirmed; \
              largest bucket {} distinct signatures",

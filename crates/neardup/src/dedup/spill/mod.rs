@@ -186,17 +186,7 @@ impl SpillingDeduper {
         texts: &[S],
     ) -> std::result::Result<(), SketchFailure> {
         let start = self.lengths.len();
-        let sketches = sketch_batch(&self.det, texts);
-        if let Some(i) = sketches
-            .iter()
-            .position(|s| matches!(s, Err(e) if !matches!(e, Error::EmptyDocument { .. })))
-        {
-            let source = sketches.into_iter().nth(i).and_then(|s| s.err());
-            return Err(SketchFailure {
-                doc: (start + i) as u32,
-                source: source.unwrap_or_else(|| Error::Config("sketch failed".into())),
-            });
-        }
+        let sketches = super::usable(sketch_batch(&self.det, texts), start)?;
         let lengths: Vec<u32> = texts.par_iter().map(|t| super::chars(t.as_ref())).collect();
         let failure = |source| SketchFailure {
             doc: start as u32,
