@@ -55,6 +55,9 @@
 //!
 //! [`finish`]: SpillingDeduper::finish
 
+mod buckets;
+mod decide;
+mod files;
 pub(crate) mod sort;
 
 use std::fs::File;
@@ -67,6 +70,10 @@ use super::{sketch_batch, Assignment, Keep, Linkage, SketchFailure};
 use crate::detect::{Detector, Stage};
 use crate::error::{Error, Result};
 use crate::minhash::{Confirm, MinHashDetector};
+use buckets::Buckets;
+use decide::{stronger, KeptState, MinUnionFind};
+pub use files::read_exact_at;
+use files::{decode, Outcome, OutcomeWriter, Signatures, OUTCOME_BYTES};
 use sort::Sorter;
 
 /// The smallest memory budget accepted.
@@ -383,257 +390,6 @@ impl SpillingDeduper {
             dir: spill_dir.clone(),
             stats,
         })
-    }
-}
-
-/// Whether `a` is a stronger match than `b`: more similar, ties to the earlier document
-/// ([`crate::detect::best_verdict`]'s order for MinHash verdicts).
-fn stronger(a: (u32, f64), b: Option<(u32, f64)>) -> bool {
-    b.is_none_or(|(bd, bs)| a.1 > bs || (a.1 == bs && a.0 < bd))
-}
-
-/// The online rule's state ([`Linkage::Kept`]): which documents are kept, each
-/// representative's match at its decision, and the strongest kept document that came after a
-/// representative and confirmed it — what a later copy of the representative sees beyond
-/// the representative's own match.
-struct KeptState {
-    kept: Vec<u64>,
-    at_decision: Vec<Option<(u32, f64)>>,
-    later: Vec<Option<(u32, f64)>>,
-}
-
-impl KeptState {
-    /// `None` for single linkage.
-    fn new(linkage: Linkage, n: usize) -> Option<Self> {
-        (linkage == Linkage::Kept).then(|| KeptState {
-            kept: vec![0; n.div_ceil(64)],
-            at_decision: vec![None; n],
-            later: vec![None; n],
-        })
-    }
-
-    fn is_kept(&self, d: u32) -> bool {
-        self.kept[d as usize / 64] >> (d % 64) & 1 == 1
-    }
-
-    /// Document `j` (representative `r`) with its confirmed earlier representatives: its
-    /// match among kept documents, if any.
-    ///
-    /// Only representatives are ever kept: a copy's representative is kept (then the copy
-    /// matches it at 1) or had a kept match (which the copy matches as well). A copy sees what
-    /// its representative saw at its decision, plus the kept documents decided since that
-    /// confirm it.
-    fn decide(&mut self, j: u32, r: u32, confirmed: &[(u32, f64)]) -> Option<(u32, f64)> {
-        if r != j {
-            if self.is_kept(r) {
-                return Some((r, 1.0));
-            }
-            let (mut best, later) = (self.at_decision[r as usize], self.later[r as usize]);
-            if let Some(l) = later {
-                if stronger(l, best) {
-                    best = Some(l);
-                }
-            }
-            return best;
-        }
-        let mut best = None;
-        for &(a, sim) in confirmed {
-            if self.is_kept(a) && stronger((a, sim), best) {
-                best = Some((a, sim));
-            }
-        }
-        self.at_decision[j as usize] = best;
-        if best.is_none() {
-            self.kept[j as usize / 64] |= 1 << (j % 64);
-            for &(a, sim) in confirmed {
-                let slot = &mut self.later[a as usize];
-                if stronger((j, sim), *slot) {
-                    *slot = Some((j, sim));
-                }
-            }
-        }
-        best
-    }
-}
-
-/// The signature file: document `d`'s signature at byte `4·num_perm·d`.
-struct Signatures {
-    file: File,
-    num_perm: usize,
-}
-
-impl Signatures {
-    fn read(&self, doc: u32, out: &mut [u32]) -> std::io::Result<()> {
-        let mut bytes = [0u8; 4 * 1024];
-        let len = 4 * self.num_perm;
-        let mut at = doc as u64 * len as u64;
-        for chunk in out.chunks_mut(1024) {
-            let b = &mut bytes[..4 * chunk.len()];
-            read_exact_at(&self.file, b, at)?;
-            for (v, w) in chunk.iter_mut().zip(b.chunks_exact(4)) {
-                *v = u32::from_le_bytes(w.try_into().expect("4 bytes"));
-            }
-            at += b.len() as u64;
-        }
-        Ok(())
-    }
-}
-
-/// Reads exactly `buf.len()` bytes of `f` at byte `at`, without moving its cursor (so readers
-/// may share the file): the spill files' random access, on every platform.
-///
-/// # Errors
-/// The read failed or the file ends before.
-#[cfg(unix)]
-pub fn read_exact_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(f, buf, at)
-}
-
-/// Reads exactly `buf.len()` bytes of `f` at byte `at` (see the Unix version).
-///
-/// # Errors
-/// The read failed or the file ends before.
-#[cfg(windows)]
-pub fn read_exact_at(f: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        match std::os::windows::fs::FileExt::seek_read(f, buf, at)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                at += n as u64;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The bucket stage: collapse in the first band, pairs from every band.
-struct Buckets<'a> {
-    sigs: &'a Signatures,
-    rep: &'a mut [u32],
-    pairs: &'a mut Sorter<u64>,
-    stats: &'a mut SpillStats,
-    seen: rustc_hash::FxHashMap<Vec<u32>, u32>,
-    nodes: Vec<u32>,
-}
-
-impl Buckets<'_> {
-    /// Handles one bucket's documents (ascending) and empties it.
-    fn close(&mut self, band: u32, docs: &mut Vec<u32>) -> std::io::Result<()> {
-        if docs.len() < 2 {
-            docs.clear();
-            return Ok(());
-        }
-        if band == 0 {
-            // Identical signatures share every band, so all copies of one meet here: each is
-            // mapped to its earliest.
-            self.seen.clear();
-            let mut sig = vec![0u32; self.sigs.num_perm];
-            for &d in docs.iter() {
-                self.sigs.read(d, &mut sig)?;
-                let first = *self.seen.entry(sig.clone()).or_insert(d);
-                self.rep[d as usize] = first;
-            }
-        }
-        self.nodes.clear();
-        self.nodes
-            .extend(docs.iter().map(|&d| self.rep[d as usize]));
-        self.nodes.sort_unstable();
-        self.nodes.dedup();
-        docs.clear();
-        self.stats.largest_bucket = self.stats.largest_bucket.max(self.nodes.len() as u64);
-        for (i, &later) in self.nodes.iter().enumerate().skip(1) {
-            for &earlier in &self.nodes[..i] {
-                self.pairs
-                    .push(u64::from(later) << 32 | u64::from(earlier))?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Union-find whose roots are their components' smallest members.
-struct MinUnionFind {
-    parent: Vec<u32>,
-}
-
-impl MinUnionFind {
-    fn new(n: usize) -> Self {
-        MinUnionFind {
-            parent: (0..n as u32).collect(),
-        }
-    }
-
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.parent[x as usize] != x {
-            let p = self.parent[x as usize];
-            self.parent[x as usize] = self.parent[p as usize];
-            x = p;
-        }
-        x
-    }
-
-    fn union(&mut self, a: u32, b: u32) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
-        self.parent[hi as usize] = lo;
-    }
-
-    /// Every member's root. A parent is never above its child, so one ascending pass settles
-    /// each member after its parent.
-    fn into_roots(mut self) -> Vec<u32> {
-        for i in 0..self.parent.len() {
-            let p = self.parent[i] as usize;
-            self.parent[i] = self.parent[p];
-        }
-        self.parent
-    }
-}
-
-/// A decided document as the outcome file holds it (16 bytes).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Outcome {
-    /// The cluster's smallest member at decision time, when not this document.
-    duplicate_of: Option<u32>,
-    /// The strongest earlier match and its estimated Jaccard.
-    matched: Option<(u32, f64)>,
-}
-
-const NONE: u32 = u32::MAX;
-const OUTCOME_BYTES: usize = 16;
-
-struct OutcomeWriter {
-    w: BufWriter<File>,
-}
-
-impl OutcomeWriter {
-    fn new(dir: &Path) -> std::io::Result<Self> {
-        Ok(OutcomeWriter {
-            w: BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(dir)?),
-        })
-    }
-
-    fn push(&mut self, o: Outcome) -> std::io::Result<()> {
-        let mut b = [0u8; OUTCOME_BYTES];
-        b[..4].copy_from_slice(&o.duplicate_of.unwrap_or(NONE).to_le_bytes());
-        let (m, sim) = o.matched.unwrap_or((NONE, 0.0));
-        b[4..8].copy_from_slice(&m.to_le_bytes());
-        b[8..].copy_from_slice(&sim.to_le_bytes());
-        self.w.write_all(&b)
-    }
-
-    fn finish(self) -> std::io::Result<File> {
-        self.w.into_inner().map_err(|e| e.into_error())
-    }
-}
-
-fn decode(b: &[u8]) -> Outcome {
-    let u = |r: std::ops::Range<usize>| u32::from_le_bytes(b[r].try_into().expect("4 bytes"));
-    let (d, m) = (u(0..4), u(4..8));
-    let sim = f64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));
-    Outcome {
-        duplicate_of: (d != NONE).then_some(d),
-        matched: (m != NONE).then_some((m, sim)),
     }
 }
 
