@@ -245,7 +245,7 @@ pub fn looks_like_html(text: &str) -> bool {
 
 #[inline]
 fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&x| x == needle)
+    memchr::memchr(needle, hay)
 }
 
 /// Elements whose start and end mark a block break (rendered as a line break).
