@@ -157,17 +157,33 @@ fn memory_budget_refuses_settings_it_cannot_honour() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    // A spill directory that does not exist is named.
+    // A spill directory that does not exist is named, and an existing output is left as it
+    // was (the spill files are made before any output is opened).
     let mut args = SETTINGS.to_vec();
     let missing = dir.path().join("no-such-dir");
     let missing = missing.to_str().unwrap();
-    args.extend(["--memory-budget-mib", "64", "--temp-dir", missing, input]);
+    let out = dir.path().join("decisions.jsonl");
+    std::fs::write(&out, "an earlier run's decisions\n").unwrap();
+    let out_s = out.to_str().unwrap().to_string();
+    args.extend([
+        "--memory-budget-mib",
+        "64",
+        "--temp-dir",
+        missing,
+        "-o",
+        &out_s,
+        input,
+    ]);
     let o = run(&args, None);
     assert!(!o.status.success());
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("no-such-dir"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "an earlier run's decisions\n"
     );
     // Below the smallest budget, and --temp-dir alone.
     let mut args = SETTINGS.to_vec();

@@ -128,18 +128,19 @@ pub(super) fn run(args: &Args, det: MinHashDetector, keep: Keep, mib: u64) -> an
     let started = Instant::now();
     let dir = args.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let mut reader = DocReader::open(&args.inputs, &args.input)?;
-    let Outputs {
-        mut out,
-        mut kept_writer,
-        report: report_sink,
-        removed: removed_sink,
-    } = Outputs::open(args, &reader)?;
+    // The spill files first: an unusable --temp-dir is refused before any output is opened.
     let opts = SpillOptions {
         linkage: args.linkage(),
         ..SpillOptions::new(usize::try_from(mib << 20).unwrap_or(usize::MAX), &dir)
     };
     let mut dd = SpillingDeduper::new(det, opts)?;
     let mut names = SpilledNames::new(&dir)?;
+    let Outputs {
+        mut out,
+        mut kept_writer,
+        report: report_sink,
+        removed: removed_sink,
+    } = Outputs::open(args, &reader)?;
 
     let pb = progress(reader.total_bytes, args.quiet);
     let mut bad = BadPolicy::new(args.skip_bad);

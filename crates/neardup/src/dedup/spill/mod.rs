@@ -305,10 +305,10 @@ impl SpillingDeduper {
             loop {
                 let p = match stream.peek() {
                     Some(Ok(p)) if (p >> 32) as u32 == j => *p,
-                    Some(Err(_)) => match stream.next() {
-                        Some(Err(e)) => return Err(io(e)),
-                        _ => unreachable!("peeked an error"),
-                    },
+                    Some(Err(_)) => {
+                        let e = stream.next().and_then(|r| r.err());
+                        return Err(io(e.unwrap_or_else(|| std::io::Error::other("pair stream"))));
+                    }
                     _ => break,
                 };
                 stream.next();
