@@ -35,6 +35,7 @@ Examples:
   neardup dedup --removed removed.jsonl --provenance shards/    # a directory of .jsonl(.gz/.zst) shards
   neardup dedup --format lines titles.txt
   neardup dedup pages/                      # a directory of .txt/.html files (id = relative path)
+  neardup dedup --method minhash --no-template-veto --memory-budget-mib 512 --kept clean.jsonl crawl/   # index beyond memory
 
 Input: files, directories (their .jsonl, .ndjson, .txt and .html files, plain or .gz/.zst, in
 sorted path order) or standard input; gzip and zstd are recognised by content. Documents without
