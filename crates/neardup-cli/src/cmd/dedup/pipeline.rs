@@ -1,7 +1,7 @@
 //! `neardup dedup` over its inputs: the library's batch pipeline with a progress bar, then
 //! every output.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -117,7 +117,7 @@ pub fn run_with<D: Detector>(
     let started = Instant::now();
     let mut reader = DocReader::open(&args.inputs, &args.input)?.keep_raw(args.kept.is_some());
     let Outputs {
-        mut out,
+        out,
         mut kept_writer,
         report: report_sink,
         removed: removed_sink,
@@ -162,20 +162,15 @@ pub fn run_with<D: Detector>(
     let clustering = dd.finish(keep);
 
     // Decisions, in input order; then the removed documents.
-    let bridges = clustering.shared_clusters();
-    for (i, o) in clustering.outcomes.iter().enumerate() {
-        write::decision(&mut out, &records, i, o, bridges[i], args.provenance)?;
-    }
-    out.flush()?;
-    drop(out);
-    if let Some(mut w) = removed_sink {
-        for (i, o) in clustering.outcomes.iter().enumerate() {
-            if o.duplicate_of.is_some() {
-                write::removed(&mut w, &records, i, o, keep, args.provenance)?;
-            }
-        }
-        w.flush()?;
-    }
+    write::decisions_and_removed(
+        out,
+        removed_sink,
+        &records,
+        clustering.outcomes.len(),
+        keep,
+        args.provenance,
+        || clustering.outcomes.iter().map(|o| Ok(*o)),
+    )?;
 
     if keep == Keep::Longest {
         if let Some(w) = kept_writer.as_mut() {

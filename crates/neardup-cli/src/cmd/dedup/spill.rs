@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use neardup::dedup::spill::{read_exact_at, SpillOptions, SpillingDeduper};
-use neardup::dedup::{Keep, SharedClusters, BATCH_DOCS};
+use neardup::dedup::{Keep, BATCH_DOCS};
 use neardup::minhash::MinHashDetector;
 use serde_json::Value;
 
@@ -136,7 +136,7 @@ pub(super) fn run(args: &Args, det: MinHashDetector, keep: Keep, mib: u64) -> an
     let mut dd = SpillingDeduper::new(det, opts)?;
     let mut names = SpilledNames::new(&dir)?;
     let Outputs {
-        mut out,
+        out,
         mut kept_writer,
         report: report_sink,
         removed: removed_sink,
@@ -185,23 +185,19 @@ pub(super) fn run(args: &Args, det: MinHashDetector, keep: Keep, mib: u64) -> an
     let clustering = dd.finish(keep)?;
 
     // Decisions, in input order; then the removed documents.
-    let mut shared = SharedClusters::new(clustering.len(), keep);
-    for (i, o) in clustering.outcomes().enumerate() {
-        let o = o?;
-        let bridge = shared.next(i as u32, &o);
-        write::decision(&mut out, &names, i, &o, bridge, args.provenance)?;
-    }
-    out.flush()?;
-    drop(out);
-    if let Some(mut w) = removed_sink {
-        for (i, o) in clustering.outcomes().enumerate() {
-            let o = o?;
-            if o.duplicate_of.is_some() {
-                write::removed(&mut w, &names, i, &o, keep, args.provenance)?;
-            }
-        }
-        w.flush()?;
-    }
+    write::decisions_and_removed(
+        out,
+        removed_sink,
+        &names,
+        clustering.len(),
+        keep,
+        args.provenance,
+        || {
+            clustering
+                .outcomes()
+                .map(|o| o.map_err(anyhow::Error::from))
+        },
+    )?;
     if let Some(mut w) = kept_writer.take() {
         let mut outcomes = clustering.outcomes();
         write_kept_again(args, &mut w, |_| match outcomes.next() {

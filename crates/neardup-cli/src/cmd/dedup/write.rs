@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use neardup::dedup::{Assignment, Keep};
+use neardup::dedup::{Assignment, Keep, SharedClusters};
 use neardup::detect::Stage;
 use serde_json::Value;
 
@@ -64,6 +64,38 @@ impl Names for Records {
         let r = &self.list[i];
         Ok((self.files[r.file as usize].clone(), r.line))
     }
+}
+
+/// Writes every decision line in input order (with `shares_cluster_with`), then, to
+/// `removed`, one line per removed document: two passes over `outcomes()`, the run's
+/// assignments in input order (in memory or read back from a spill file).
+pub fn decisions_and_removed<I: Iterator<Item = anyhow::Result<Assignment>>>(
+    mut out: Sink,
+    removed: Option<Sink>,
+    names: &dyn Names,
+    n: usize,
+    keep: Keep,
+    provenance: bool,
+    outcomes: impl Fn() -> I,
+) -> anyhow::Result<()> {
+    let mut shared = SharedClusters::new(n, keep);
+    for (i, o) in outcomes().enumerate() {
+        let o = o?;
+        let bridge = shared.next(i as u32, &o);
+        decision(&mut out, names, i, &o, bridge, provenance)?;
+    }
+    out.flush()?;
+    drop(out);
+    if let Some(mut w) = removed {
+        for (i, o) in outcomes().enumerate() {
+            let o = o?;
+            if o.duplicate_of.is_some() {
+                self::removed(&mut w, names, i, &o, keep, provenance)?;
+            }
+        }
+        w.flush()?;
+    }
+    Ok(())
 }
 
 /// Writes the decision line of document `i`.
