@@ -61,7 +61,7 @@ pub use error::{Error, Result};
 pub use index::{HammingIndex, Match, MAX_ENTRIES};
 pub use layout::Layout;
 pub use pairs::{all_pairs, all_pairs_with};
-pub use table::huge_vec;
+pub use table::{huge_vec, prefetch};
 
 /// Hamming distance between two fingerprints.
 #[inline]

@@ -83,8 +83,10 @@ pub fn huge_vec<T: Clone>(n: usize, value: T) -> Vec<T> {
 /// Most cache lines of one slot's prefilter that a query prefetches.
 const PREFETCH_LINES: usize = 8;
 
+/// Asks the processor to bring the cache line at `p` closer (a hint: any address is allowed,
+/// nothing is read). A no-op off x86-64.
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint; it never faults, whatever the address.
     #[allow(unused_unsafe)]

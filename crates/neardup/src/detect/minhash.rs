@@ -7,7 +7,7 @@ use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 use crate::minhash::{
-    jaccard_estimate, jaccard_sorted, LshOptions, MinHashLsh, MinHashOptions, MinHasher,
+    band_key, jaccard_estimate, jaccard_sorted, LshOptions, MinHashLsh, MinHashOptions, MinHasher,
 };
 use crate::normalize::Normalizer;
 
@@ -75,7 +75,7 @@ pub struct MinHashDetector {
     lsh: MinHashLsh,
     opts: MinHashDetectorOptions,
     docs: Vec<u32>,
-    sigs: Vec<u32>,
+    sigs: Signatures,
     sets: Vec<Box<[u64]>>,
 }
 
@@ -84,13 +84,14 @@ impl MinHashDetector {
     pub fn new(fp: Fingerprinter, opts: MinHashDetectorOptions) -> Result<Self> {
         let hasher = MinHasher::new(&opts.minhash)?;
         let lsh = MinHashLsh::new(opts.minhash.num_perm, &opts.lsh)?;
+        let num_perm = hasher.num_perm();
         Ok(MinHashDetector {
             normalizer: Normalizer::new(fp.config().normalize.clone()),
             hasher,
             lsh,
             opts,
             docs: Vec::new(),
-            sigs: Vec::new(),
+            sigs: Signatures::new(num_perm),
             sets: Vec::new(),
         })
     }
@@ -109,9 +110,8 @@ impl MinHashDetector {
     /// confirmation that keeps signatures); with [`MinHashDetector::band_keys`] it gives back
     /// the document's sketch, so an owner need not keep a second copy.
     pub fn signature_of(&self, doc: u32) -> Option<&[u32]> {
-        let n = self.hasher.num_perm();
         let i = self.docs.binary_search(&doc).ok()?;
-        self.sigs.get(i * n..(i + 1) * n)
+        self.sigs.get(i)
     }
 
     /// How candidates are confirmed.
@@ -175,10 +175,18 @@ impl Detector for MinHashDetector {
     }
 
     fn find(&self, s: &MinHashSketch) -> Vec<Verdict> {
-        let n = self.hasher.num_perm();
         let t = self.opts.lsh.threshold;
         let mut out = Vec::new();
-        for slot in self.lsh.candidates(&s.keys) {
+        let candidates = if self.opts.confirm == Confirm::None {
+            // No signatures are kept to check a band with (see `MinHashLsh`).
+            self.lsh.candidates(&s.keys)
+        } else {
+            let rows = self.lsh.params().1;
+            self.lsh.candidates_where(&s.keys, |slot, band| {
+                band_key(self.sigs.at(slot as usize), band, rows)
+            })
+        };
+        for slot in candidates {
             let i = slot as usize;
             let (sim, duplicate) = match (self.opts.confirm, &s.shingles) {
                 (Confirm::None, _) => (1.0, true),
@@ -186,7 +194,7 @@ impl Detector for MinHashDetector {
                     let sim = jaccard_sorted(q, &self.sets[i]);
                     (sim, sim >= t)
                 }
-                _ => self.confirm_signatures(&s.signature, &self.sigs[i * n..(i + 1) * n]),
+                _ => self.confirm_signatures(&s.signature, self.sigs.at(i)),
             };
             if duplicate {
                 out.push(Verdict {
@@ -204,9 +212,9 @@ impl Detector for MinHashDetector {
         self.lsh.insert_keys(&s.keys);
         self.docs.push(doc);
         match self.opts.confirm {
-            Confirm::Estimate => self.sigs.extend_from_slice(&s.signature),
+            Confirm::Estimate => self.sigs.push(&s.signature),
             Confirm::Exact => {
-                self.sigs.extend_from_slice(&s.signature);
+                self.sigs.push(&s.signature);
                 self.sets
                     .push(s.shingles.unwrap_or_default().into_boxed_slice());
             }
@@ -217,7 +225,56 @@ impl Detector for MinHashDetector {
     fn heap_bytes(&self) -> usize {
         self.lsh.heap_bytes()
             + self.docs.capacity() * 4
-            + self.sigs.capacity() * 4
+            + self.sigs.heap_bytes()
             + self.sets.iter().map(|s| s.len() * 8 + 16).sum::<usize>()
+    }
+}
+
+/// The kept signatures, in chunks of a fixed number: no array is ever copied to grow, and at
+/// most one chunk is partly empty.
+#[derive(Debug, Clone)]
+struct Signatures {
+    num_perm: usize,
+    chunks: Vec<Vec<u32>>,
+    len: usize,
+}
+
+/// Signatures a chunk holds (2 MiB of 128-slot signatures).
+const CHUNK: usize = 4096;
+
+impl Signatures {
+    fn new(num_perm: usize) -> Signatures {
+        Signatures {
+            num_perm,
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, signature: &[u32]) {
+        debug_assert_eq!(signature.len(), self.num_perm);
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK * self.num_perm));
+        }
+        self.chunks
+            .last_mut()
+            .expect("a chunk was just made")
+            .extend_from_slice(signature);
+        self.len += 1;
+    }
+
+    /// The `i`-th signature, when kept.
+    fn get(&self, i: usize) -> Option<&[u32]> {
+        (i < self.len).then(|| self.at(i))
+    }
+
+    /// The `i`-th signature; `i` must be below the count kept.
+    fn at(&self, i: usize) -> &[u32] {
+        let at = (i % CHUNK) * self.num_perm;
+        &self.chunks[i / CHUNK][at..at + self.num_perm]
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.chunks.iter().map(|c| c.capacity() * 4).sum::<usize>() + self.chunks.capacity() * 24
     }
 }

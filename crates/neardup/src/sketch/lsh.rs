@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::exact::Chains;
+use crate::sketch::band_table::BandTable;
 
 /// Probability that two documents of Jaccard `s` share at least one of `b` bands of `r` rows.
 pub fn candidate_probability(s: f64, b: usize, r: usize) -> f64 {
@@ -119,12 +119,15 @@ impl Default for LshOptions {
     }
 }
 
-/// An in-memory LSH index: for each band, band key → chain of slots.
+/// An in-memory LSH index: for each band, band key → chain of slots, about 16 bytes a slot and
+/// band. A table keeps each key's high 32 bits only: [`MinHashLsh::candidates`] may give, besides
+/// the slots that share a band key, one that shares only those bits — about `n / 2³²` of them
+/// per band and lookup among `n` distinct keys; [`MinHashLsh::candidates_where`] checks them.
 #[derive(Debug, Clone)]
 pub struct MinHashLsh {
     bands: usize,
     rows: usize,
-    tables: Vec<Chains<u64>>,
+    tables: Vec<BandTable>,
     slots: usize,
 }
 
@@ -166,7 +169,7 @@ impl MinHashLsh {
         Ok(MinHashLsh {
             bands,
             rows,
-            tables: (0..bands).map(|_| Chains::default()).collect(),
+            tables: (0..bands).map(|_| BandTable::default()).collect(),
             slots: 0,
         })
     }
@@ -186,6 +189,7 @@ impl MinHashLsh {
     /// Adds the next slot (0, 1, 2, …) with its band keys; returns the slot.
     pub fn insert_keys(&mut self, keys: &[u64]) -> u32 {
         let slot = self.slots as u32;
+        self.prefetch(keys);
         for (t, &k) in self.tables.iter_mut().zip(keys) {
             t.insert(k, slot);
         }
@@ -193,15 +197,44 @@ impl MinHashLsh {
         slot
     }
 
-    /// Distinct slots sharing at least one band key, ascending.
+    /// Distinct slots sharing at least one band key, ascending — and, rarely, a slot whose key
+    /// in some band has the same high 32 bits only (see [`MinHashLsh`]; when that matters, use
+    /// [`MinHashLsh::candidates_where`]).
     pub fn candidates(&self, keys: &[u64]) -> Vec<u32> {
         let mut out = Vec::new();
+        self.prefetch(keys);
         for (t, &k) in self.tables.iter().zip(keys) {
-            t.for_each(&k, |s| out.push(s));
+            t.for_each(k, |s| out.push(s));
         }
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Distinct slots sharing at least one band key, ascending, exactly: `key_of(slot, band)`
+    /// gives a slot's key in a band (from its stored signature, with [`band_key`]), asked only
+    /// of the slots a table gives until one band agrees.
+    pub fn candidates_where(&self, keys: &[u64], key_of: impl Fn(u32, usize) -> u64) -> Vec<u32> {
+        let mut found = Vec::new();
+        self.prefetch(keys);
+        for (band, (t, &k)) in self.tables.iter().zip(keys).enumerate() {
+            t.for_each(k, |s| found.push((s, band)));
+        }
+        found.sort_unstable();
+        let mut out: Vec<u32> = Vec::new();
+        for (slot, band) in found {
+            if out.last() != Some(&slot) && key_of(slot, band) == keys[band] {
+                out.push(slot);
+            }
+        }
+        out
+    }
+
+    /// Prefetches where each band's lookup of `keys` starts.
+    fn prefetch(&self, keys: &[u64]) {
+        for (t, &k) in self.tables.iter().zip(keys) {
+            t.prefetch(k);
+        }
     }
 
     /// Number of slots.
@@ -216,6 +249,42 @@ impl MinHashLsh {
 
     /// Approximate heap bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.tables.iter().map(Chains::heap_bytes).sum()
+        self.tables.iter().map(BandTable::heap_bytes).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two band keys that share their high 32 bits share a table's chain: `candidates` may give
+    /// both, `candidates_where` only the slot whose key agrees.
+    #[test]
+    fn candidates_where_drops_keys_that_share_only_their_high_bits() {
+        let lsh = |keys: &[[u64; 2]]| {
+            let mut l = MinHashLsh::new(
+                8,
+                &LshOptions {
+                    params: Some((2, 4)),
+                    ..LshOptions::default()
+                },
+            )
+            .unwrap();
+            for k in keys {
+                l.insert_keys(k);
+            }
+            l
+        };
+        let hi = 0xABCD_0123u64 << 32;
+        let [k10, k20, k30, k40, k99] = [10u64, 20, 30, 40, 99].map(|k| k << 32);
+        let stored = [[hi | 1, k10], [hi | 2, k20], [k30, k40]];
+        let l = lsh(&stored);
+        let query = [hi | 2, k99];
+        assert_eq!(l.candidates(&query), vec![0, 1]);
+        let key_of = |slot: u32, band: usize| stored[slot as usize][band];
+        assert_eq!(l.candidates_where(&query, key_of), vec![1]);
+        // A slot is kept when any of its bands agrees.
+        assert_eq!(l.candidates_where(&[hi | 7, k40], key_of), vec![2]);
+        assert_eq!(l.candidates_where(&[hi | 1, k20], key_of), vec![0, 1]);
     }
 }

@@ -4,6 +4,7 @@
 //! and the persisted [`hash`] functions. Each module also holds the detector that indexes its
 //! sketch, except MinHash's, which is [`crate::detect::minhash`].
 
+mod band_table;
 pub mod exact;
 pub mod fingerprint;
 pub mod hash;
