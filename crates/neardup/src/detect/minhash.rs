@@ -60,7 +60,8 @@ impl Default for MinHashDetectorOptions {
 pub struct MinHashSketch {
     /// The signature.
     pub signature: Vec<u32>,
-    /// LSH band keys.
+    /// LSH band keys; empty when they were not kept with the signature (a stored sketch read
+    /// back), and then computed from it by [`Detector::insert`].
     pub keys: Vec<u64>,
     /// Sorted distinct shingle hashes, when confirmation is exact.
     pub shingles: Option<Vec<u64>>,
@@ -209,7 +210,11 @@ impl Detector for MinHashDetector {
     }
 
     fn insert(&mut self, doc: u32, s: MinHashSketch) {
-        self.lsh.insert_keys(&s.keys);
+        if s.keys.is_empty() {
+            self.lsh.insert_keys(&self.lsh.keys(&s.signature));
+        } else {
+            self.lsh.insert_keys(&s.keys);
+        }
         self.docs.push(doc);
         match self.opts.confirm {
             Confirm::Estimate => self.sigs.push(&s.signature),

@@ -1,20 +1,23 @@
 //! Sketches of the `auto` detector as the engine stores them: a compact little-endian encoding
 //! (in log records and snapshots), and the per-segment index that answers with them.
 //!
-//! Encoding, version 2 (every integer little endian):
-//! `2 u8 | exact u128 | chars u32 | flags u8` then, by flag,
+//! Encoding, version 3 (every integer little endian):
+//! `3 u8 | exact u128 | chars u32 | flags u8` then, by flag,
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | keys u64×n`;
 //! `simhash` (2): `u64`;
-//! `minhash` (4): `n u16 | signature u32×n | m u16 | keys u64×m`;
+//! `minhash` (4): `n u16 | signature u32×n` (the band keys are computed from the signature
+//! when the sketch is indexed);
 //! `shingles` (8, with minhash): `n u32 | u64×n`;
 //! `lines` (32, under the template veto): `n u32 | u64×n | had_repeats u8` — the keys of the
 //! document's counted lines, sorted, and whether any was repeated when it was stored;
 //! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
 //! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
 //! part, each `complete u8 | n u16 | u32×n`.
-//! Version 1 differs only in the `distinct` part (32-bit slots, 64-bit samples): a version 1
-//! sketch without one is read as version 2; one with it is refused (the data directory was
-//! written by an older build under the template veto and must be rebuilt).
+//! Version 2 also wrote the band keys after the signature (`m u16 | keys u64×m`); it is read,
+//! its keys kept. Version 1 differs from version 2 only in the `distinct` part (32-bit slots,
+//! 64-bit samples): a version 1 sketch without one is read as version 2; one with it is refused
+//! (the data directory was written by an older build under the template veto and must be
+//! rebuilt).
 //! The detector configuration that produced the sketch is recorded in the data directory, so a
 //! sketch is only ever read by an engine with the same configuration.
 
@@ -25,8 +28,10 @@ use crate::policy::{AutoDetector, AutoSketch};
 use crate::shorttext::ShortSketch;
 use crate::template_veto::{DistinctPart, DistinctSketch, VetoRules};
 
-const VERSION: u8 = 2;
-/// The one older version still read: the same layout but for the `distinct` part.
+const VERSION: u8 = 3;
+/// The layout of version 3 with the band keys written after the signature; read.
+const VERSION_2: u8 = 2;
+/// Version 2's layout but for the `distinct` part; read without one.
 const VERSION_1: u8 = 1;
 const SHORT: u8 = 1;
 const SIMHASH: u8 = 2;
@@ -91,18 +96,18 @@ pub(super) struct VetoSketch {
 
 /// Appends the encoding of `s` to `out`.
 pub(super) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
-    encode_with(s, out, false, false)
+    encode_with(s, out, false, false, VERSION)
 }
 
 /// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
-/// when `hold` (see [`HELD`]).
-fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool) {
+/// when `hold` (see [`HELD`]); `version` is [`VERSION`] but in tests of older versions.
+fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool, version: u8) {
     debug_assert!(
         d.deferred.is_none(),
         "a put-off sketch is completed before it is encoded"
     );
     let s = &d.auto;
-    out.push(VERSION);
+    out.push(version);
     out.extend_from_slice(&s.exact.to_le_bytes());
     out.extend_from_slice(&(s.chars.min(u32::MAX as usize) as u32).to_le_bytes());
     let mut flags = 0;
@@ -140,7 +145,9 @@ fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool) {
         for v in &m.signature {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        keys(out, &m.keys);
+        if version < VERSION {
+            keys(out, &m.keys);
+        }
         if let Some(set) = &m.shingles {
             out.extend_from_slice(&(set.len() as u32).to_le_bytes());
             for v in set {
@@ -233,7 +240,7 @@ pub(super) fn decode(b: &[u8]) -> Result<DocSketch, String> {
 fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
-    if v != VERSION && v != VERSION_1 {
+    if ![VERSION, VERSION_2, VERSION_1].contains(&v) {
         return Err(format!(
             "sketch encoding version {v}, this build reads version {VERSION}"
         ));
@@ -288,7 +295,8 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let minhash = if flags & MINHASH != 0 {
         let n = r.u16()? as usize;
         let signature = (0..n).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
-        let keys = r.keys()?;
+        // Version 3 leaves the keys to the index (`MinHashSketch::keys` empty).
+        let keys = if v < VERSION { r.keys()? } else { Vec::new() };
         let shingles = if flags & SHINGLES != 0 {
             let n = r.u32()? as usize;
             Some((0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?)
@@ -406,7 +414,7 @@ impl SketchIndex {
             .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
         let hold = sketch.veto.as_ref().is_some_and(|v| v.part.is_some());
         if strip || hold {
-            encode_with(&sketch, &mut self.blobs, strip, hold);
+            encode_with(&sketch, &mut self.blobs, strip, hold, VERSION);
         } else {
             self.blobs.extend_from_slice(blob);
         }
@@ -536,6 +544,7 @@ pub(super) fn sort_strongest(found: &mut [(Verdict, u64)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::detect::Stage;
     use crate::policy::PolicyOptions;
     use crate::{FingerprintConfig, Fingerprinter};
 
@@ -599,17 +608,75 @@ mod tests {
         for s in sketches(&det) {
             let mut b = Vec::new();
             encode(&s, &mut b);
-            assert_eq!(decode(&b).unwrap(), s);
+            assert_eq!(decode(&b).unwrap(), without_band_keys(&s));
             for cut in 0..b.len() {
                 assert!(decode(&b[..cut]).is_err(), "cut at {cut}");
             }
             let mut longer = b.clone();
             longer.push(0);
             assert!(decode(&longer).is_err());
-            let mut v3 = b.clone();
-            v3[0] = 3;
-            assert!(decode(&v3).unwrap_err().contains("version"));
+            let mut v4 = b.clone();
+            v4[0] = 4;
+            assert!(decode(&v4).unwrap_err().contains("version"));
         }
+    }
+
+    /// What a stored sketch reads back as: its band keys are left to the index.
+    fn without_band_keys(s: &DocSketch) -> DocSketch {
+        let mut s = s.clone();
+        if let Some(m) = s.auto.minhash.as_mut() {
+            m.keys.clear();
+        }
+        s
+    }
+
+    /// Version 2 wrote the band keys after the signature: read, keys kept. An index given a
+    /// sketch without them finds what it finds with them.
+    #[test]
+    fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+        let all = sketches(&det);
+        let mut read = 0;
+        for s in &all {
+            let mut b = Vec::new();
+            encode_with(s, &mut b, false, false, VERSION_2);
+            assert_eq!(&decode(&b).unwrap(), s);
+            let mut b3 = Vec::new();
+            encode(s, &mut b3);
+            if let Some(m) = &s.auto.minhash {
+                assert!(!m.keys.is_empty());
+                assert_eq!(b.len(), b3.len() + 2 + 8 * m.keys.len());
+                read += 1;
+            }
+        }
+        assert!(read > 0);
+        let mut with =
+            SketchIndex::new(AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap());
+        let mut without =
+            SketchIndex::new(AutoDetector::new(fp, PolicyOptions::default()).unwrap());
+        for (i, s) in all.iter().enumerate() {
+            let mut b = Vec::new();
+            encode(s, &mut b);
+            with.insert(i as u32, i as u64, s.clone(), &b);
+            without.insert(i as u32, i as u64, decode(&b).unwrap(), &b);
+        }
+        // Edited copies of the long texts: found by MinHash, not as exact copies.
+        let mut found = 0;
+        for t in texts() {
+            let edited = t.replacen("lazy", "sleepy", 1).replacen("例子", "样子", 1);
+            let q = DocSketch {
+                auto: det.sketch(&edited).unwrap(),
+                veto: None,
+                deferred: None,
+            };
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            with.find(&q, None, &|_| false, &mut a);
+            without.find(&q, None, &|_| false, &mut b);
+            assert_eq!(a, b);
+            found += a.iter().filter(|(v, _)| v.stage == Stage::Minhash).count();
+        }
+        assert!(found > 0, "the edited long texts are found by MinHash");
     }
 
     /// Version 1 wrote the template veto's distinct part with 32-bit slots and 64-bit samples.
@@ -622,8 +689,7 @@ mod tests {
         let (mut read, mut refused) = (0, 0);
         for s in sketches(&det) {
             let mut b = Vec::new();
-            encode(&s, &mut b);
-            b[0] = VERSION_1;
+            encode_with(&s, &mut b, false, false, VERSION_1);
             let has_part = s.veto.as_ref().is_some_and(|v| v.part.is_some());
             match decode(&b) {
                 Ok(d) => {
@@ -670,7 +736,7 @@ mod tests {
         );
         for (strip, hold) in [(true, false), (false, true)] {
             let mut stripped = Vec::new();
-            encode_with(&sketches(&det)[7], &mut stripped, strip, hold);
+            encode_with(&sketches(&det)[7], &mut stripped, strip, hold, VERSION);
             assert!(decode(&stripped).is_err());
         }
     }
