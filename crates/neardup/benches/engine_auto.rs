@@ -15,6 +15,10 @@
 #[path = "common/mod.rs"]
 mod common;
 
+// The allocator of the `neardup` binary (the server): memory and restart as it runs them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
