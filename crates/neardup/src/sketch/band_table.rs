@@ -48,10 +48,9 @@ impl BandTable {
         let t = tag(key);
         let s = slot as usize;
         if self.next.len() <= s {
-            // Grow by an eighth (at least 1024 links), not by doubling: the links are most of
-            // a table's memory.
-            let want = (s + 1).max(self.next.len() + (self.next.len() / 8).max(1024));
-            self.next.reserve_exact(want - self.next.len());
+            // Doubling: the capacity beyond the length is never touched, so it is address
+            // space, not resident memory (growing by an eighth measured no smaller, and
+            // slower: the allocator keeps the blocks it gave up).
             self.next.resize(s + 1, NONE);
         }
         let cap = self.heads.len();
