@@ -137,6 +137,13 @@ impl MinHashDetector {
         (sim, sim >= self.opts.lsh.threshold)
     }
 
+    /// Makes room for `more` documents, so that inserting them never grows a band table (a
+    /// restart knows how many it will insert).
+    pub fn reserve(&mut self, more: usize) {
+        self.lsh.reserve(more);
+        self.docs.reserve(more);
+    }
+
     /// The Jaccard threshold.
     pub fn threshold(&self) -> f64 {
         self.opts.lsh.threshold

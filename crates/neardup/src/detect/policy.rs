@@ -242,6 +242,17 @@ impl AutoDetector {
         self.opts.exact && self.exact.contains(digest)
     }
 
+    /// Makes room for `documents` more documents, `long` of them with a MinHash sketch, so that
+    /// inserting them never grows a table (a restart knows how many it will insert).
+    pub fn reserve(&mut self, documents: usize, long: usize) {
+        if self.opts.exact {
+            self.exact.reserve(documents);
+        }
+        if let Some(m) = self.minhash.as_mut() {
+            m.reserve(long);
+        }
+    }
+
     /// The path a sketch takes.
     pub fn path(&self, s: &AutoSketch) -> Path {
         if s.chars <= self.opts.short.max_chars {

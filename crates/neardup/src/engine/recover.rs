@@ -260,6 +260,18 @@ pub(super) fn recover_sketches(
     if let Some(snap) = &recovered.snapshot {
         let (floor, entries) = records::decode_sketch_snapshot(snap.body()).map_err(corrupt)?;
         inner.floor = floor;
+        // Each segment's tables sized once for what it will hold, rather than grown entry by
+        // entry (a restart's largest cost after the inserts themselves).
+        let live = Horizon { floor, ..horizon };
+        let mut counts: std::collections::BTreeMap<i64, (usize, usize)> = Default::default();
+        for (_, ts, _, blob) in entries.iter().filter(|e| live.live(e.1)) {
+            let c = counts.entry(ts.div_euclid(segment_ms)).or_default();
+            c.0 += 1;
+            c.1 += usize::from(sketch::has_minhash(blob));
+        }
+        for (segment, (documents, long)) in counts {
+            inner.reserve_sketches(segment, documents, long, head_layout, make);
+        }
         for (seq, ts, id, blob) in entries {
             put(&mut inner, seq, ts, id, blob)?;
         }

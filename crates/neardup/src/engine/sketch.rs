@@ -228,6 +228,12 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Whether the encoded sketch `b` has a MinHash part (without decoding it; `false` for a
+/// damaged one, which [`decode`] then refuses).
+pub(super) fn has_minhash(b: &[u8]) -> bool {
+    b.get(21).is_some_and(|f| f & (MINHASH | STRIPPED) != 0)
+}
+
 /// Decodes a sketch written by [`encode`]; `Err` says what is wrong.
 pub(super) fn decode(b: &[u8]) -> Result<DocSketch, String> {
     if b.get(21).is_some_and(|f| f & (STRIPPED | HELD) != 0) {
@@ -400,6 +406,14 @@ impl SketchIndex {
 
     pub(super) fn len(&self) -> usize {
         self.handles.len()
+    }
+
+    /// Makes room for `documents` more documents, `long` of them with a MinHash sketch.
+    pub(super) fn reserve(&mut self, documents: usize, long: usize) {
+        self.det.reserve(documents, long);
+        self.handles.reserve(documents);
+        self.seqs.reserve(documents);
+        self.ends.reserve(documents);
     }
 
     /// Adds a document. Its encoded sketch is kept for snapshots — without the MinHash

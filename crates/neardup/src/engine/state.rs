@@ -158,6 +158,24 @@ impl Inner {
         seg.live += 1;
     }
 
+    /// Makes room in segment `segment`'s sketch index (made by `make` if it has none) for
+    /// `documents` more documents, `long` of them with a MinHash sketch.
+    pub(super) fn reserve_sketches(
+        &mut self,
+        segment: i64,
+        documents: usize,
+        long: usize,
+        head_layout: &Layout,
+        make: &dyn Fn() -> AutoDetector,
+    ) {
+        self.segments
+            .entry(segment)
+            .or_insert_with(|| Segment::new(head_layout))
+            .sketches
+            .get_or_insert_with(|| SketchIndex::new(make()))
+            .reserve(documents, long);
+    }
+
     /// Removes a stored document (its run entries are filtered out by the slot check until
     /// the next merge drops them).
     pub(super) fn remove_doc(&mut self, handle: u32, segment_ms: i64) {

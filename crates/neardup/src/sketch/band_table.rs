@@ -106,9 +106,23 @@ impl BandTable {
         }
     }
 
+    /// Makes room for `more` slots under as many new keys, so that they go in without growing
+    /// (a restart knows how many documents a segment holds before it indexes them).
+    pub(crate) fn reserve(&mut self, more: usize) {
+        let need = (self.tags + more) * 4 / 3 + 1;
+        if need > self.heads.len() {
+            self.rehash(need.max(MIN_CAPACITY));
+        }
+        self.next.reserve(more);
+    }
+
     /// The heads array a quarter larger, every head placed again from its tag.
     fn grow(&mut self) {
-        let cap = (self.heads.len() + self.heads.len() / 4).max(MIN_CAPACITY);
+        self.rehash((self.heads.len() + self.heads.len() / 4).max(MIN_CAPACITY));
+    }
+
+    /// The heads array at `cap` entries, every head placed again from its tag.
+    fn rehash(&mut self, cap: usize) {
         let old = std::mem::replace(&mut self.heads, vec![(0, NONE); cap]);
         for (t, head) in old {
             if head == NONE {
@@ -177,5 +191,26 @@ mod tests {
         table.for_each(key(1 << 40), |_| none += 1);
         assert_eq!(none, 0);
         assert!(table.tags * 4 <= table.heads.len() * 3);
+    }
+
+    /// A table reserved for its slots takes them without growing, and keeps what it held.
+    #[test]
+    fn reserved_tables_do_not_grow() {
+        let key = |i: u64| crate::hash::xxh3_seeded(&i.to_le_bytes(), 5);
+        let mut table = BandTable::default();
+        for i in 0..1000u64 {
+            table.insert(key(i), i as u32);
+        }
+        table.reserve(20_000);
+        let cap = table.heads.len();
+        for i in 1000..21_000u64 {
+            table.insert(key(i), i as u32);
+        }
+        assert_eq!(table.heads.len(), cap);
+        for i in (0..21_000u64).step_by(3) {
+            let mut got = Vec::new();
+            table.for_each(key(i), |s| got.push(s));
+            assert!(got.contains(&(i as u32)), "slot {i} lost");
+        }
     }
 }

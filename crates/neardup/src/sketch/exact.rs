@@ -67,6 +67,12 @@ impl<K: Hash + Eq + Copy> Chains<K> {
         }
     }
 
+    /// Makes room for `more` slots under as many new keys.
+    pub(crate) fn reserve(&mut self, more: usize) {
+        self.heads.reserve(more);
+        self.next.reserve(more);
+    }
+
     /// Whether any slot is under `key`.
     pub(crate) fn contains(&self, key: &K) -> bool {
         self.heads.contains_key(key)
@@ -108,6 +114,12 @@ impl ExactDetector {
             return Err(Error::EmptyDocument { input_bytes });
         }
         Ok(digest(normalized))
+    }
+
+    /// Makes room for `more` documents.
+    pub fn reserve(&mut self, more: usize) {
+        self.chains.reserve(more);
+        self.docs.reserve(more);
     }
 
     /// Whether a document with this digest is indexed.

@@ -230,6 +230,13 @@ impl MinHashLsh {
         out
     }
 
+    /// Makes room for `more` slots, so that inserting them never grows a table.
+    pub fn reserve(&mut self, more: usize) {
+        for t in &mut self.tables {
+            t.reserve(more);
+        }
+    }
+
     /// Prefetches where each band's lookup of `keys` starts.
     fn prefetch(&self, keys: &[u64]) {
         for (t, &k) in self.tables.iter().zip(keys) {
