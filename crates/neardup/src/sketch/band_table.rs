@@ -107,9 +107,11 @@ impl BandTable {
     }
 
     /// Makes room for `more` slots under as many new keys, so that they go in without growing
-    /// (a restart knows how many documents a segment holds before it indexes them).
+    /// (a restart knows how many documents a segment holds before it indexes them). The
+    /// array is sized for a load of 0.6, the bottom of its range: a table filled to 0.75 would
+    /// grow at the next insert and probe further until then.
     pub(crate) fn reserve(&mut self, more: usize) {
-        let need = (self.tags + more) * 4 / 3 + 1;
+        let need = (self.tags + more) * 5 / 3 + 1;
         if need > self.heads.len() {
             self.rehash(need.max(MIN_CAPACITY));
         }
