@@ -56,6 +56,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::containment::{
     contained_sample_in_set, contained_set_in_sample, shingle_set, shingle_set_packed, BottomK,
+    PackedBottomK,
 };
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
@@ -149,8 +150,8 @@ impl DistinctSketch {
             signature: self.signature.iter().map(|&v| v as u16).collect(),
             samples: self.guard.as_ref().map(|g| {
                 (
-                    BottomK::new(&g.whole, GUARD_SAMPLE),
-                    BottomK::new(&g.part, GUARD_SAMPLE),
+                    PackedBottomK::pack(&BottomK::new(&g.whole, GUARD_SAMPLE)),
+                    PackedBottomK::pack(&BottomK::new(&g.part, GUARD_SAMPLE)),
                 )
             }),
         }
@@ -165,8 +166,8 @@ pub struct DistinctPart {
     /// Jaccard estimate of 128 slots by under 0.002 on average).
     pub signature: Box<[u16]>,
     /// Bottom-k samples of the whole document's and of the distinct part's shingle sets
-    /// (when the containment guard is on).
-    pub samples: Option<(BottomK, BottomK)>,
+    /// (when the containment guard is on), packed.
+    pub samples: Option<(PackedBottomK, PackedBottomK)>,
 }
 
 impl DistinctPart {
@@ -451,8 +452,9 @@ impl VetoRules {
         else {
             return false;
         };
-        contained_sample_in_set(their_part, &g.whole) >= at_least
-            || contained_set_in_sample(&g.part, their_whole).is_some_and(|c| c >= at_least)
+        contained_sample_in_set(&their_part.unpack(), &g.whole) >= at_least
+            || contained_set_in_sample(&g.part, &their_whole.unpack())
+                .is_some_and(|c| c >= at_least)
     }
 }
 

@@ -21,7 +21,7 @@
 //! The detector configuration that produced the sketch is recorded in the data directory, so a
 //! sketch is only ever read by an engine with the same configuration.
 
-use crate::detect::containment::BottomK;
+use crate::detect::containment::{BottomK, PackedBottomK};
 use crate::detect::{compare_verdicts, Detector, Verdict};
 use crate::minhash::MinHashSketch;
 use crate::policy::{AutoDetector, AutoSketch};
@@ -168,7 +168,7 @@ fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool, versio
             }
             out.push(u8::from(p.samples.is_some()));
             if let Some((whole, part)) = &p.samples {
-                for b in [whole, part] {
+                for b in [whole.unpack(), part.unpack()] {
                     out.push(u8::from(b.complete));
                     out.extend_from_slice(&(b.hashes.len() as u16).to_le_bytes());
                     for h in b.hashes.iter() {
@@ -331,11 +331,15 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
             let samples = match r.u8()? {
                 0 => None,
                 1 => {
-                    let mut sample = || -> Result<BottomK, String> {
+                    let mut sample = || -> Result<PackedBottomK, String> {
                         let complete = r.u8()? != 0;
                         let n = r.u16()? as usize;
-                        let hashes = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
-                        Ok(BottomK { complete, hashes })
+                        let hashes: Box<[u32]> =
+                            (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+                        if hashes.windows(2).any(|w| w[0] >= w[1]) {
+                            return Err("distinct part: a guard sample is not ascending".into());
+                        }
+                        Ok(PackedBottomK::pack(&BottomK { complete, hashes }))
                     };
                     Some((sample()?, sample()?))
                 }
@@ -593,7 +597,10 @@ mod tests {
             });
             for samples in [
                 None,
-                Some((BottomK::new(&set, 256), BottomK::new(&set[..20], 256))),
+                Some((
+                    PackedBottomK::pack(&BottomK::new(&set, 256)),
+                    PackedBottomK::pack(&BottomK::new(&set[..20], 256)),
+                )),
             ] {
                 out.push(DocSketch {
                     auto: auto.clone(),
@@ -633,6 +640,31 @@ mod tests {
             v4[0] = 4;
             assert!(decode(&v4).unwrap_err().contains("version"));
         }
+    }
+
+    /// A guard sample is stored packed by its gaps, so one that is not ascending (a damaged
+    /// sketch) is refused when read, not packed into nonsense.
+    #[test]
+    fn a_guard_sample_out_of_order_is_refused() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
+        let with_samples = sketches(&det)
+            .into_iter()
+            .find(|s| {
+                s.veto
+                    .as_ref()
+                    .is_some_and(|v| v.part.as_ref().is_some_and(|p| p.samples.is_some()))
+            })
+            .unwrap();
+        let mut b = Vec::new();
+        encode(&with_samples, &mut b);
+        assert_eq!(decode(&b).unwrap(), without_band_keys(&with_samples));
+        // The encoding ends with the distinct part's sample: its last two hashes swapped.
+        let n = b.len();
+        let (last, before) = (b[n - 4..].to_vec(), b[n - 8..n - 4].to_vec());
+        b[n - 8..n - 4].copy_from_slice(&last);
+        b[n - 4..].copy_from_slice(&before);
+        assert!(decode(&b).unwrap_err().contains("not ascending"));
     }
 
     /// What a stored sketch reads back as: its band keys are left to the index.
