@@ -107,6 +107,11 @@ impl MinHashDetector {
         self.lsh.params()
     }
 
+    /// The LSH index (its band keys: [`MinHashLsh::keys`]).
+    pub fn lsh(&self) -> &MinHashLsh {
+        &self.lsh
+    }
+
     /// The stored signature of document `doc` (needs documents inserted in ascending order, and a
     /// confirmation that keeps signatures); with [`MinHashDetector::band_keys`] it gives back
     /// the document's sketch, so an owner need not keep a second copy.

@@ -188,6 +188,11 @@ impl AutoDetector {
         })
     }
 
+    /// The long path's MinHash detector, when the policy has one.
+    pub fn minhash(&self) -> Option<&MinHashDetector> {
+        self.minhash.as_ref()
+    }
+
     /// Whether the long path's MinHash index keeps each document's signature (so that
     /// [`AutoDetector::minhash_sketch_of`] can give it back).
     pub fn keeps_signatures(&self) -> bool {

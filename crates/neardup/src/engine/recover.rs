@@ -222,6 +222,9 @@ fn decode_snapshot(
     Ok((keys, by_seg))
 }
 
+/// Snapshot entries decoded a chunk at a time, ahead of their inserts.
+const DECODE_AHEAD: usize = 4096;
+
 /// Recovery under the `auto` detector: the snapshot's entries (each with its sequence and
 /// encoded sketch) are inserted in order, then the log is replayed through the same path as
 /// live writes; a record's sequence is its LSN. Of two entries with one id the newer timestamp
@@ -239,7 +242,11 @@ pub(super) fn recover_sketches(
         reason,
     };
     let mut inner = Inner::new();
-    let put = |inner: &mut Inner, seq: u64, ts: i64, id: &str, blob: &[u8]| -> Result<()> {
+    // `decoded`: the sketch decoded ahead (snapshot entries), else decoded here.
+    let put = |inner: &mut Inner,
+               (seq, ts, id, blob): records::SketchEntry<'_>,
+               decoded: Option<Result<sketch::DocSketch, String>>|
+     -> Result<()> {
         let h = Horizon {
             floor: inner.floor,
             ..horizon
@@ -251,7 +258,8 @@ pub(super) fn recover_sketches(
             inner.remove_doc(old, segment_ms);
         }
         if h.live(ts) {
-            let sketch = sketch::decode(blob)
+            let sketch = decoded
+                .unwrap_or_else(|| sketch::decode(blob))
                 .map_err(|r| corrupt(format!("document {id:?} (record {seq}): {r}")))?;
             inner.insert_sketch(seq, ts, id, sketch, blob, segment_ms, head_layout, make);
         }
@@ -272,13 +280,50 @@ pub(super) fn recover_sketches(
         for (segment, (documents, long)) in counts {
             inner.reserve_sketches(segment, documents, long, head_layout, make);
         }
-        for (seq, ts, id, blob) in entries {
-            put(&mut inner, seq, ts, id, blob)?;
+        // Entries are decoded (band keys included) a chunk ahead on the other threads while
+        // this one inserts the chunk before, in order: the inserts are sequential, the
+        // decoding is not.
+        let keyer = make().minhash().map(|m| m.lsh().clone());
+        let decode_chunk = |chunk: &[records::SketchEntry<'_>]| {
+            chunk
+                .par_iter()
+                .map(|&(_, ts, _, blob)| {
+                    live.live(ts).then(|| {
+                        sketch::decode(blob).map(|mut s| {
+                            if let (Some(l), Some(m)) = (&keyer, s.auto.minhash.as_mut()) {
+                                if m.keys.is_empty() {
+                                    m.keys = l.keys(&m.signature);
+                                }
+                            }
+                            s
+                        })
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        let chunks: Vec<_> = entries.chunks(DECODE_AHEAD).collect();
+        let mut ready = chunks.first().map(|c| decode_chunk(c));
+        for (i, chunk) in chunks.iter().enumerate() {
+            let decoded = ready
+                .take()
+                .expect("each chunk is decoded before it is inserted");
+            let mut next = None;
+            let inserted = rayon::in_place_scope(|s| {
+                if let Some(c) = chunks.get(i + 1) {
+                    s.spawn(|_| next = Some(decode_chunk(c)));
+                }
+                chunk
+                    .iter()
+                    .zip(decoded)
+                    .try_for_each(|(&e, d)| put(&mut inner, e, d))
+            });
+            inserted?;
+            ready = next;
         }
     }
     for (lsn, rec) in recovered.log.iter() {
         match records::decode(rec).map_err(|r| corrupt(format!("log record {lsn}: {r}")))? {
-            Record::Sketch { ts, id, sketch } => put(&mut inner, lsn, ts, id, sketch)?,
+            Record::Sketch { ts, id, sketch } => put(&mut inner, (lsn, ts, id, sketch), None)?,
             Record::Remove { id } => {
                 if let Some(h) = inner.lookup(id) {
                     inner.remove_doc(h, segment_ms);
