@@ -22,7 +22,8 @@ type Flat = (Vec<u32>, Vec<u64>, Vec<bool>);
 
 /// The MinHash detector's sketches and confirmation: ``threshold`` (Jaccard, default 0.6 as
 /// ``neardup dedup``), ``num_perm`` (128), ``shingles`` (``auto``, ``chars``, ``words``),
-/// ``seed`` (1), ``scheme`` (``similarity_sketch``, MinHash v2; ``permutations``, v1), and the
+/// ``seed`` (1), ``scheme`` (``similarity_sketch``, MinHash v2; ``permutations``, v1), ``bits``
+/// kept of each signature entry (8, 16 or 32; the detector's default, as ``neardup dedup``), and the
 /// normalisation options of :class:`Fingerprinter`. The LSH bands and
 /// rows follow from the threshold (:attr:`params`).
 #[pyclass(module = "neardup", frozen)]
@@ -69,8 +70,18 @@ impl MinHash {
                 }
             };
         }
+        if let Some(b) = o.take::<u32>("bits")? {
+            opts.bits = b;
+        }
         let fp = o.fingerprinter()?;
-        o.finish(&["threshold", "num_perm", "seed", "shingles", "scheme"])?;
+        o.finish(&[
+            "threshold",
+            "num_perm",
+            "seed",
+            "shingles",
+            "scheme",
+            "bits",
+        ])?;
         let det = MinHashDetector::new(fp, opts).map_err(lib_error)?;
         Ok(MinHash { det })
     }

@@ -15,10 +15,12 @@ pub const SPEC_OPTIONS: &[&str] = &[
     "template_veto",
     "minhash_char_ngram",
     "minhash_word_ngram",
+    "minhash_bits",
 ];
 
 /// Takes `method`, `threshold`, `distance`, `template_veto` (default: `veto_default`) and
-/// MinHash's shingle sizes `minhash_char_ngram` and `minhash_word_ngram`; refuses a setting
+/// MinHash's shingle sizes `minhash_char_ngram` and `minhash_word_ngram` and its signature
+/// entries' `minhash_bits`; refuses a setting
 /// the method would ignore, as the command does.
 pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> {
     let d = DetectorSpec::default();
@@ -62,6 +64,13 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
             method.name()
         )));
     }
+    let bits = o.take::<u32>("minhash_bits")?;
+    if bits.is_some() && !method.uses_threshold() {
+        return Err(config(format!(
+            "`minhash_bits` sets the signature entries of method=\"minhash\" and \"auto\"; method=\"{}\" would ignore it",
+            method.name()
+        )));
+    }
     let template_veto = o.take::<bool>("template_veto")?.unwrap_or(veto_default);
     // Out-of-range sizes are refused when the detector is built, with the library's message.
     Ok(DetectorSpec {
@@ -72,5 +81,6 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
         template_veto,
         char_ngram: char_ngram.unwrap_or(d.char_ngram),
         word_ngram: word_ngram.unwrap_or(d.word_ngram),
+        bits: bits.unwrap_or(d.bits),
     })
 }

@@ -11,9 +11,14 @@
 //! (character 5-grams for Chinese, word 3-grams otherwise). Prints, per size bucket, the pairs,
 //! the root mean squared error of each scheme and the share of pairs that each puts on the
 //! wrong side of the 0.5 threshold.
+//!
+//! `MINHASH_ERROR_BITS=16,8` compares v2 signatures with their entries kept at those bits
+//! (b-bit MinHash, estimated by `jaccard_estimate_bits`) against full v2 signatures instead.
 
 use neardup::index::random::SplitMix64;
-use neardup::minhash::{jaccard_estimate, jaccard_sorted, MinHashOptions, MinHasher, Scheme};
+use neardup::minhash::{
+    jaccard_estimate_bits, jaccard_sorted, keep_low_bits, MinHashOptions, MinHasher, Scheme,
+};
 use neardup::{FingerprintConfig, Fingerprinter};
 
 const BUCKETS: [(usize, usize); 5] = [
@@ -35,16 +40,45 @@ fn main() {
         })
         .unwrap()
     };
-    let (v1, v2) = (make(Scheme::Permutations), make(Scheme::SimilaritySketch));
+    // Columns: (name, hasher, bits kept).
+    let columns: Vec<(String, MinHasher, u32)> = match std::env::var("MINHASH_ERROR_BITS") {
+        Ok(bits) => std::iter::once(32)
+            .chain(bits.split(',').map(|b| b.parse().expect("bits: 16,8")))
+            .map(|b| (format!("v2 {b}-bit"), make(Scheme::SimilaritySketch), b))
+            .collect(),
+        Err(_) => vec![
+            ("v1".into(), make(Scheme::Permutations), 32),
+            ("v2".into(), make(Scheme::SimilaritySketch), 32),
+        ],
+    };
+    let v1 = make(Scheme::Permutations);
+    let names: Vec<&str> = columns.iter().map(|c| c.0.as_str()).collect();
     println!(
-        "| corpus | distinct shingles | pairs | RMSE v1 | RMSE v2 | wrong side of 0.5, v1 | v2 |"
+        "| corpus | distinct shingles | pairs | {} | {} |",
+        names
+            .iter()
+            .map(|n| format!("RMSE {n}"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        names
+            .iter()
+            .map(|n| format!("wrong side of 0.5, {n}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!("|{}", " --- |".repeat(3 + 2 * names.len()));
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file}: {e}"));
         let mut rng = SplitMix64::new(1);
         // Per bucket: pairs, squared errors, wrong sides.
-        let mut acc = [(0usize, 0.0f64, 0.0f64, 0usize, 0usize); BUCKETS.len()];
+        let mut acc = vec![
+            (
+                0usize,
+                vec![0.0f64; columns.len()],
+                vec![0usize; columns.len()]
+            );
+            BUCKETS.len()
+        ];
         for line in text.lines().take(3000) {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
                 continue;
@@ -78,27 +112,24 @@ fn main() {
                     .iter()
                     .position(|&(lo, hi)| union >= lo && union < hi)
                     .unwrap_or(0);
-                let e1 = jaccard_estimate(
-                    &v1.signature_normalized(&a).unwrap(),
-                    &v1.signature_normalized(&b).unwrap(),
-                );
-                let e2 = jaccard_estimate(
-                    &v2.signature_normalized(&a).unwrap(),
-                    &v2.signature_normalized(&b).unwrap(),
-                );
-                let wrong = |e: f64| ((e >= 0.5) != (j >= 0.5)) as usize;
                 let c = &mut acc[k];
                 c.0 += 1;
-                c.1 += (e1 - j).powi(2);
-                c.2 += (e2 - j).powi(2);
-                c.3 += wrong(e1);
-                c.4 += wrong(e2);
+                for (i, (_, h, bits)) in columns.iter().enumerate() {
+                    let mut x = h.signature_normalized(&a).unwrap();
+                    let mut y = h.signature_normalized(&b).unwrap();
+                    keep_low_bits(&mut x, *bits);
+                    keep_low_bits(&mut y, *bits);
+                    let e = jaccard_estimate_bits(&x, &y, *bits);
+                    c.1[i] += (e - j).powi(2);
+                    c.2[i] += ((e >= 0.5) != (j >= 0.5)) as usize;
+                }
             }
         }
         let name = std::path::Path::new(file)
             .file_stem()
             .map_or(file.clone(), |s| s.to_string_lossy().into_owned());
-        for (k, &(n, s1, s2, w1, w2)) in acc.iter().enumerate() {
+        for (k, (n, se, wrong)) in acc.iter().enumerate() {
+            let n = *n;
             if n == 0 {
                 continue;
             }
@@ -110,11 +141,16 @@ fn main() {
             };
             let pct = |w: usize| format!("{:.1} %", 100.0 * w as f64 / n as f64);
             println!(
-                "| {name} | {range} | {n} | {:.4} | {:.4} | {} | {} |",
-                (s1 / n as f64).sqrt(),
-                (s2 / n as f64).sqrt(),
-                pct(w1),
-                pct(w2)
+                "| {name} | {range} | {n} | {} | {} |",
+                se.iter()
+                    .map(|s| format!("{:.4}", (s / n as f64).sqrt()))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                wrong
+                    .iter()
+                    .map(|&w| pct(w))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
             );
         }
     }

@@ -21,6 +21,8 @@
 //!
 //! `SPLIT_EVAL_MINHASH=v1|v2` and `SPLIT_EVAL_MINHASH_SEED=n` set the long path's MinHash
 //! scheme and seed (every column but the online engine's).
+//! `SPLIT_EVAL_BITS=32,16,8` replaces the columns with the default and the default without the
+//! veto, the long path's signature entries kept at those bits.
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
 //! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
 //! `contained_above` values.
@@ -202,6 +204,29 @@ fn variants() -> Vec<Variant> {
                 name: format!("guarded veto, t={t}, containment"),
                 veto: Some(TemplateVetoOptions::default()),
                 policy: with(&|p| p.minhash.lsh.threshold = t),
+                engine: None,
+            });
+        }
+        return v;
+    }
+    // `SPLIT_EVAL_BITS=32,16,8`: the default, and the default without the veto, with the long
+    // path's signature entries kept at those bits.
+    if let Ok(bs) = std::env::var("SPLIT_EVAL_BITS") {
+        let mut v = vec![];
+        for b in bs.split(',').map(|x| x.parse::<u32>().unwrap()) {
+            v.push(Variant {
+                name: format!("default, {b}-bit entries"),
+                veto: Some(TemplateVetoOptions::default()),
+                policy: with(&|p| {
+                    p.minhash.lsh.threshold = 0.5;
+                    p.minhash.bits = b;
+                }),
+                engine: None,
+            });
+            v.push(Variant {
+                name: format!("no veto (t=0.6), {b}-bit entries"),
+                veto: None,
+                policy: with(&|p| p.minhash.bits = b),
                 engine: None,
             });
         }

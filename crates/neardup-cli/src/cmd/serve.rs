@@ -2,7 +2,7 @@
 //!
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
-//! `method`, `distance`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
+//! `method`, `distance`, `template_veto`, `minhash_bits`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
 //! `max_batch`, `max_connections`, `header_timeout`, `body_timeout`, `snapshot_interval`,
 //! `backend`, `redis_prefix`), then defaults. Fingerprint
 //! options are flags only and are recorded in the data directory or the Redis index
@@ -69,6 +69,11 @@ pub struct Args {
     /// is then 0.6 instead of 0.5, as `neardup dedup --no-template-veto`.
     #[arg(long = "no-template-veto", env = "NEARDUP_NO_TEMPLATE_VETO")]
     pub no_template_veto: bool,
+    /// auto: bits kept of each MinHash signature entry, 8, 16 or 32 (as `neardup dedup
+    /// --minhash-bits`). Recorded in the data directory; one written by a build that kept 32
+    /// opens only with 32 [default: 8].
+    #[arg(long, env = "NEARDUP_MINHASH_BITS", value_name = "BITS")]
+    pub minhash_bits: Option<u32>,
     /// Time segments per retention window (memory is reclaimed a segment at a time) [default: 8].
     #[arg(long, env = "NEARDUP_SEGMENTS")]
     pub segments: Option<u32>,
@@ -165,6 +170,7 @@ struct FileConfig {
     method: Option<String>,
     distance: Option<u32>,
     template_veto: Option<bool>,
+    minhash_bits: Option<u32>,
     segments: Option<u32>,
     max_docs: Option<u64>,
     index_bytes_per_doc: Option<u64>,
@@ -220,8 +226,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let index_bytes_set = args.index_bytes_per_doc.is_some() || file.index_bytes_per_doc.is_some();
     let veto = !args.no_template_veto && file.template_veto.unwrap_or(true);
+    let bits = args.minhash_bits.or(file.minhash_bits);
     let detector = match args.detector.or(file.method).as_deref().unwrap_or("auto") {
-        "auto" => EngineDetector::auto(veto),
+        "auto" => match (EngineDetector::auto(veto), bits) {
+            (EngineDetector::Auto(mut p), Some(b)) => {
+                if !neardup::minhash::SIGNATURE_BITS.contains(&b) {
+                    bail!("--minhash-bits (config key `minhash_bits`) = {b}: use 8, 16 or 32");
+                }
+                p.minhash.bits = b;
+                EngineDetector::Auto(p)
+            }
+            (d, _) => d,
+        },
         "simhash" => EngineDetector::Simhash,
         other => bail!("method `{other}` (--method, config key `method`): use auto or simhash"),
     };
@@ -230,6 +246,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!(
             "--distance (config key `distance`) is the Hamming distance of --method simhash; the \
              auto detector decides long texts by MinHash similarity — pass --method simhash to use it"
+        );
+    }
+    if bits.is_some() && detector == EngineDetector::Simhash {
+        bail!(
+            "--minhash-bits (config key `minhash_bits`) applies to the auto detector; \
+             --method simhash keeps no MinHash signatures"
         );
     }
     if !veto && detector == EngineDetector::Simhash {

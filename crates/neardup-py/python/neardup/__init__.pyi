@@ -76,6 +76,7 @@ class MinHash:
         shingles: Literal["auto", "chars", "words"] = "auto",
         seed: int = 1,
         scheme: Literal["similarity_sketch", "permutations"] = "similarity_sketch",
+        bits: Literal[8, 16, 32] = 8,
         html: Literal["auto", "always", "never"] = "auto",
         nfkc: bool = True,
         lowercase: bool = True,
@@ -134,6 +135,7 @@ class Deduper:
         template_veto: bool = False,
         minhash_char_ngram: Optional[int] = None,
         minhash_word_ngram: Optional[int] = None,
+        minhash_bits: Optional[Literal[8, 16, 32]] = None,
         threads: int = 0,
         **fingerprint_options: Any,
     ) -> None: ...
@@ -217,6 +219,7 @@ def dedup(
     template_veto: bool = True,
     minhash_char_ngram: Optional[int] = None,
     minhash_word_ngram: Optional[int] = None,
+    minhash_bits: Optional[Literal[8, 16, 32]] = None,
     linkage: Literal["online", "components"] = "online",
     keep: Literal["first", "longest"] = "first",
     threads: int = 0,

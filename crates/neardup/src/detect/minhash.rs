@@ -7,7 +7,8 @@ use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 use crate::minhash::{
-    band_key, jaccard_estimate, jaccard_sorted, LshOptions, MinHashLsh, MinHashOptions, MinHasher,
+    band_key, band_key_of, from_equal_fraction, jaccard_sorted, keep_low_bits, LshOptions,
+    MinHashLsh, MinHashOptions, MinHasher, SIGNATURE_BITS,
 };
 use crate::normalize::Normalizer;
 
@@ -15,7 +16,8 @@ use crate::normalize::Normalizer;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Confirm {
-    /// Estimated Jaccard of the stored signatures ≥ threshold (stores 4·num_perm bytes a doc).
+    /// Estimated Jaccard of the stored signatures ≥ threshold (stores `bits / 8 · num_perm`
+    /// bytes a doc; see [`MinHashDetectorOptions::bits`]).
     #[default]
     Estimate,
     /// Exact Jaccard of the stored shingle-hash sets ≥ threshold (stores 8 bytes per distinct
@@ -29,6 +31,10 @@ pub enum Confirm {
 /// online engine and the library alike (`docs/quality.md` has the tables that chose it).
 pub const DEFAULT_THRESHOLD: f64 = 0.6;
 
+/// The bits the detector keeps of each signature entry by default ([`MinHashDetectorOptions::bits`];
+/// `docs/quality.md` has the tables that chose it).
+pub const DEFAULT_BITS: u32 = 8;
+
 /// Options of [`MinHashDetector`] (serde defaults = [`Default`]; the threshold is
 /// [`DEFAULT_THRESHOLD`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +46,13 @@ pub struct MinHashDetectorOptions {
     pub lsh: LshOptions,
     /// Confirmation.
     pub confirm: Confirm,
+    /// Bits kept of each signature entry, 8, 16 or 32 (b-bit MinHash,
+    /// [`keep_low_bits`](crate::minhash::keep_low_bits)): the signatures the detector sketches,
+    /// bands and stores are of these entries, and its estimate of their Jaccard similarity
+    /// discounts the chance agreement of unrelated entries
+    /// ([`jaccard_estimate_bits`](crate::minhash::jaccard_estimate_bits)). Default
+    /// [`DEFAULT_BITS`].
+    pub bits: u32,
 }
 
 impl Default for MinHashDetectorOptions {
@@ -51,6 +64,7 @@ impl Default for MinHashDetectorOptions {
                 ..LshOptions::default()
             },
             confirm: Confirm::default(),
+            bits: DEFAULT_BITS,
         }
     }
 }
@@ -83,16 +97,22 @@ pub struct MinHashDetector {
 impl MinHashDetector {
     /// A detector normalising with `fp`'s configuration.
     pub fn new(fp: Fingerprinter, opts: MinHashDetectorOptions) -> Result<Self> {
+        if !SIGNATURE_BITS.contains(&opts.bits) {
+            return Err(Error::Config(format!(
+                "minhash bits = {} is not supported; use 8, 16 or 32 (default {DEFAULT_BITS})",
+                opts.bits
+            )));
+        }
         let hasher = MinHasher::new(&opts.minhash)?;
         let lsh = MinHashLsh::new(opts.minhash.num_perm, &opts.lsh)?;
-        let num_perm = hasher.num_perm();
+        let (num_perm, bits) = (hasher.num_perm(), opts.bits);
         Ok(MinHashDetector {
             normalizer: Normalizer::new(fp.config().normalize.clone()),
             hasher,
             lsh,
             opts,
             docs: Vec::new(),
-            sigs: Signatures::new(num_perm),
+            sigs: Signatures::new(num_perm, bits),
             sets: Vec::new(),
         })
     }
@@ -115,9 +135,20 @@ impl MinHashDetector {
     /// The stored signature of document `doc` (needs documents inserted in ascending order, and a
     /// confirmation that keeps signatures); with [`MinHashDetector::band_keys`] it gives back
     /// the document's sketch, so an owner need not keep a second copy.
-    pub fn signature_of(&self, doc: u32) -> Option<&[u32]> {
+    pub fn signature_of(&self, doc: u32) -> Option<Vec<u32>> {
         let i = self.docs.binary_search(&doc).ok()?;
         self.sigs.get(i)
+    }
+
+    /// Bits kept of each signature entry ([`MinHashDetectorOptions::bits`]).
+    pub fn bits(&self) -> u32 {
+        self.opts.bits
+    }
+
+    /// The estimated Jaccard similarity of two of this detector's signatures (of entries kept
+    /// at [`MinHashDetector::bits`]).
+    pub fn estimate(&self, a: &[u32], b: &[u32]) -> f64 {
+        crate::minhash::jaccard_estimate_bits(a, b, self.opts.bits)
     }
 
     /// How candidates are confirmed.
@@ -138,7 +169,7 @@ impl MinHashDetector {
         if self.opts.confirm == Confirm::None {
             return (1.0, true);
         }
-        let sim = jaccard_estimate(a, b);
+        let sim = self.estimate(a, b);
         (sim, sim >= self.opts.lsh.threshold)
     }
 
@@ -156,10 +187,11 @@ impl MinHashDetector {
 
     /// The sketch of already-normalised text (`input_bytes` is for the error message).
     pub fn sketch_normalized(&self, text: &str, input_bytes: usize) -> Result<MinHashSketch> {
-        let signature = self
+        let mut signature = self
             .hasher
             .signature_normalized(text)
             .ok_or(Error::EmptyDocument { input_bytes })?;
+        keep_low_bits(&mut signature, self.opts.bits);
         let keys = self.lsh.keys(&signature);
         let shingles = (self.opts.confirm == Confirm::Exact).then(|| self.hasher.shingle_set(text));
         Ok(MinHashSketch {
@@ -196,7 +228,7 @@ impl Detector for MinHashDetector {
         } else {
             let rows = self.lsh.params().1;
             self.lsh.candidates_where(&s.keys, |slot, band| {
-                band_key(self.sigs.at(slot as usize), band, rows)
+                self.sigs.band_key(slot as usize, band, rows)
             })
         };
         for slot in candidates {
@@ -207,7 +239,14 @@ impl Detector for MinHashDetector {
                     let sim = jaccard_sorted(q, &self.sets[i]);
                     (sim, sim >= t)
                 }
-                _ => self.confirm_signatures(&s.signature, self.sigs.at(i)),
+                _ => {
+                    let equal = self.sigs.equal_entries(i, &s.signature);
+                    let sim = from_equal_fraction(
+                        equal as f64 / s.signature.len().max(1) as f64,
+                        self.opts.bits,
+                    );
+                    (sim, sim >= t)
+                }
             };
             if duplicate {
                 out.push(Verdict {
@@ -248,21 +287,24 @@ impl Detector for MinHashDetector {
 }
 
 /// The kept signatures, in chunks of a fixed number: no array is ever copied to grow, and at
-/// most one chunk is partly empty.
+/// most one chunk is partly empty. Each entry takes `bits / 8` bytes (little endian).
 #[derive(Debug, Clone)]
 struct Signatures {
     num_perm: usize,
-    chunks: Vec<Vec<u32>>,
+    /// Bytes an entry takes: 1, 2 or 4.
+    width: usize,
+    chunks: Vec<Vec<u8>>,
     len: usize,
 }
 
-/// Signatures a chunk holds (2 MiB of 128-slot signatures).
+/// Signatures a chunk holds (2 MiB of 128-slot signatures of 32-bit entries).
 const CHUNK: usize = 4096;
 
 impl Signatures {
-    fn new(num_perm: usize) -> Signatures {
+    fn new(num_perm: usize, bits: u32) -> Signatures {
         Signatures {
             num_perm,
+            width: bits as usize / 8,
             chunks: Vec::new(),
             len: 0,
         }
@@ -271,27 +313,87 @@ impl Signatures {
     fn push(&mut self, signature: &[u32]) {
         debug_assert_eq!(signature.len(), self.num_perm);
         if self.len.is_multiple_of(CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK * self.num_perm));
+            self.chunks
+                .push(Vec::with_capacity(CHUNK * self.num_perm * self.width));
         }
-        self.chunks
-            .last_mut()
-            .expect("a chunk was just made")
-            .extend_from_slice(signature);
+        let chunk = self.chunks.last_mut().expect("a chunk was just made");
+        match self.width {
+            1 => chunk.extend(signature.iter().map(|&v| v as u8)),
+            2 => signature
+                .iter()
+                .for_each(|&v| chunk.extend_from_slice(&(v as u16).to_le_bytes())),
+            _ => signature
+                .iter()
+                .for_each(|&v| chunk.extend_from_slice(&v.to_le_bytes())),
+        }
         self.len += 1;
     }
 
-    /// The `i`-th signature, when kept.
-    fn get(&self, i: usize) -> Option<&[u32]> {
-        (i < self.len).then(|| self.at(i))
+    /// The bytes of the `i`-th signature; `i` must be below the count kept.
+    fn bytes(&self, i: usize) -> &[u8] {
+        let size = self.num_perm * self.width;
+        let at = (i % CHUNK) * size;
+        &self.chunks[i / CHUNK][at..at + size]
     }
 
-    /// The `i`-th signature; `i` must be below the count kept.
-    fn at(&self, i: usize) -> &[u32] {
-        let at = (i % CHUNK) * self.num_perm;
-        &self.chunks[i / CHUNK][at..at + self.num_perm]
+    /// The entries `from..to` of the `i`-th signature, into `out`.
+    fn entries(&self, i: usize, from: usize, to: usize, out: &mut [u32]) {
+        let w = self.width;
+        let bytes = &self.bytes(i)[from * w..to * w];
+        match w {
+            1 => out.iter_mut().zip(bytes).for_each(|(o, &b)| *o = b as u32),
+            2 => out
+                .iter_mut()
+                .zip(bytes.chunks_exact(2))
+                .for_each(|(o, b)| *o = u16::from_le_bytes([b[0], b[1]]) as u32),
+            _ => out
+                .iter_mut()
+                .zip(bytes.chunks_exact(4))
+                .for_each(|(o, b)| *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        }
+    }
+
+    /// The `i`-th signature, when kept.
+    fn get(&self, i: usize) -> Option<Vec<u32>> {
+        (i < self.len).then(|| {
+            let mut out = vec![0; self.num_perm];
+            self.entries(i, 0, self.num_perm, &mut out);
+            out
+        })
+    }
+
+    /// The key of band `band` (of `rows` rows) of the `i`-th signature, as
+    /// [`band_key`] of the whole signature.
+    fn band_key(&self, i: usize, band: usize, rows: usize) -> u64 {
+        let mut buf = [0u32; 64];
+        if rows <= buf.len() {
+            self.entries(i, band * rows, (band + 1) * rows, &mut buf[..rows]);
+            band_key_of(&buf[..rows], band)
+        } else {
+            let sig = self.get(i).expect("a kept signature");
+            band_key(&sig, band, rows)
+        }
+    }
+
+    /// How many entries of the `i`-th signature equal those of `q`.
+    fn equal_entries(&self, i: usize, q: &[u32]) -> usize {
+        let bytes = self.bytes(i);
+        match self.width {
+            1 => bytes.iter().zip(q).filter(|(&b, &v)| b as u32 == v).count(),
+            2 => bytes
+                .chunks_exact(2)
+                .zip(q)
+                .filter(|(b, &v)| u16::from_le_bytes([b[0], b[1]]) as u32 == v)
+                .count(),
+            _ => bytes
+                .chunks_exact(4)
+                .zip(q)
+                .filter(|(b, &v)| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == v)
+                .count(),
+        }
     }
 
     fn heap_bytes(&self) -> usize {
-        self.chunks.iter().map(|c| c.capacity() * 4).sum::<usize>() + self.chunks.capacity() * 24
+        self.chunks.iter().map(|c| c.capacity()).sum::<usize>() + self.chunks.capacity() * 24
     }
 }

@@ -180,7 +180,7 @@ impl AutoDetector {
     /// the index keeps no signatures. Documents must have been inserted in ascending order.
     pub fn minhash_sketch_of(&self, doc: u32) -> Option<MinHashSketch> {
         let m = self.minhash.as_ref()?;
-        let signature = m.signature_of(doc)?.to_vec();
+        let signature = m.signature_of(doc)?;
         Some(MinHashSketch {
             keys: m.band_keys(&signature),
             signature,
@@ -423,7 +423,11 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         _ => None,
     };
     let minhash_similarity = match (&sa.minhash, &sb.minhash) {
-        (Some(x), Some(y)) => Some(crate::minhash::jaccard_estimate(&x.signature, &y.signature)),
+        (Some(x), Some(y)) => Some(crate::minhash::jaccard_estimate_bits(
+            &x.signature,
+            &y.signature,
+            opts.minhash.bits,
+        )),
         _ => None,
     };
     let exact = sa.exact == sb.exact;

@@ -5,7 +5,7 @@ use crate::Fingerprinter;
 
 /// The configuration blob recorded in every store file.
 pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
-    serde_json::json!({
+    let mut blob = serde_json::json!({
         "engine": "neardup-engine/1",
         "detector": cfg.detector,
         "template_veto": match cfg.detector {
@@ -23,8 +23,19 @@ pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
         "retention_ms": cfg.retention.as_millis() as u64,
         "segments": cfg.segments,
         "max_docs": cfg.max_docs,
-    })
-    .to_string()
+    });
+    // Signatures of 32-bit entries were the only kind before `bits` was recorded: they are
+    // recorded without it, so a directory written before then opens with `bits` = 32 and is
+    // refused, by name, with any other.
+    if let Some(m) = blob
+        .pointer_mut("/detector/minhash")
+        .and_then(|m| m.as_object_mut())
+    {
+        if m.get("bits") == Some(&serde_json::json!(32)) {
+            m.remove("bits");
+        }
+    }
+    blob.to_string()
 }
 
 /// The first setting on which two configuration descriptors ([`Engine::config_descriptor`],

@@ -1,18 +1,21 @@
 //! Sketches of the `auto` detector as the engine stores them: a compact little-endian encoding
 //! (in log records and snapshots), and the per-segment index that answers with them.
 //!
-//! Encoding, version 3 (every integer little endian):
+//! Encoding, version 4 (every integer little endian):
 //! `3 u8 | exact u128 | chars u32 | flags u8` then, by flag,
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | keys u64×n`;
 //! `simhash` (2): `u64`;
-//! `minhash` (4): `n u16 | signature u32×n` (the band keys are computed from the signature
-//! when the sketch is indexed);
+//! `minhash` (4): `n u16 | width u8 | signature` — `n` entries of `width` bytes each (1, 2
+//! or 4: the fewest that hold every entry, so a signature of 8-bit entries takes `n` bytes;
+//! see `MinHashDetectorOptions::bits`); the band keys are computed from the signature when
+//! the sketch is indexed;
 //! `shingles` (8, with minhash): `n u32 | u64×n`;
 //! `lines` (32, under the template veto): `n u32 | u64×n | had_repeats u8` — the keys of the
 //! document's counted lines, sorted, and whether any was repeated when it was stored;
 //! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
 //! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
 //! part, each `complete u8 | n u16 | u32×n`.
+//! Version 3 wrote every signature entry as `u32` without `width`; it is read.
 //! Version 2 also wrote the band keys after the signature (`m u16 | keys u64×m`); it is read,
 //! its keys kept. Version 1 differs from version 2 only in the `distinct` part (32-bit slots,
 //! 64-bit samples): a version 1 sketch without one is read as version 2; one with it is refused
@@ -28,7 +31,9 @@ use crate::policy::{AutoDetector, AutoSketch};
 use crate::shorttext::ShortSketch;
 use crate::template_veto::{DistinctPart, DistinctSketch, VetoRules};
 
-const VERSION: u8 = 3;
+const VERSION: u8 = 4;
+/// Version 4's layout with 32-bit signature entries and no `width`; read.
+const VERSION_3: u8 = 3;
 /// The layout of version 3 with the band keys written after the signature; read.
 const VERSION_2: u8 = 2;
 /// Version 2's layout but for the `distinct` part; read without one.
@@ -142,10 +147,19 @@ fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool, versio
     }
     if let Some(m) = s.minhash.as_ref().filter(|_| !strip) {
         out.extend_from_slice(&(m.signature.len() as u16).to_le_bytes());
-        for v in &m.signature {
-            out.extend_from_slice(&v.to_le_bytes());
+        let width = match m.signature.iter().max() {
+            _ if version < VERSION => 4,
+            Some(&v) if v > u16::MAX as u32 => 4,
+            Some(&v) if v > u8::MAX as u32 => 2,
+            _ => 1,
+        };
+        if version >= VERSION {
+            out.push(width as u8);
         }
-        if version < VERSION {
+        for v in &m.signature {
+            out.extend_from_slice(&v.to_le_bytes()[..width]);
+        }
+        if version <= VERSION_2 {
             keys(out, &m.keys);
         }
         if let Some(set) = &m.shingles {
@@ -246,7 +260,7 @@ pub(super) fn decode(b: &[u8]) -> Result<DocSketch, String> {
 fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
-    if ![VERSION, VERSION_2, VERSION_1].contains(&v) {
+    if ![VERSION, VERSION_3, VERSION_2, VERSION_1].contains(&v) {
         return Err(format!(
             "sketch encoding version {v}, this build reads version {VERSION}"
         ));
@@ -300,9 +314,27 @@ fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     };
     let minhash = if flags & MINHASH != 0 {
         let n = r.u16()? as usize;
-        let signature = (0..n).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
-        // Version 3 leaves the keys to the index (`MinHashSketch::keys` empty).
-        let keys = if v < VERSION { r.keys()? } else { Vec::new() };
+        let width = if v >= VERSION { r.u8()? as usize } else { 4 };
+        if ![1, 2, 4].contains(&width) {
+            return Err(format!(
+                "signature entries of {width} bytes; 1, 2 or 4 are written"
+            ));
+        }
+        let signature = r
+            .take(n * width)?
+            .chunks_exact(width)
+            .map(|b| {
+                let mut v = [0u8; 4];
+                v[..width].copy_from_slice(b);
+                u32::from_le_bytes(v)
+            })
+            .collect::<Vec<_>>();
+        // Versions 3 and 4 leave the keys to the index (`MinHashSketch::keys` empty).
+        let keys = if v <= VERSION_2 {
+            r.keys()?
+        } else {
+            Vec::new()
+        };
         let shingles = if flags & SHINGLES != 0 {
             let n = r.u32()? as usize;
             Some((0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?)
@@ -636,9 +668,9 @@ mod tests {
             let mut longer = b.clone();
             longer.push(0);
             assert!(decode(&longer).is_err());
-            let mut v4 = b.clone();
-            v4[0] = 4;
-            assert!(decode(&v4).unwrap_err().contains("version"));
+            let mut next = b.clone();
+            next[0] = VERSION + 1;
+            assert!(decode(&next).unwrap_err().contains("version"));
         }
     }
 
@@ -689,7 +721,7 @@ mod tests {
             encode_with(s, &mut b, false, false, VERSION_2);
             assert_eq!(&decode(&b).unwrap(), s);
             let mut b3 = Vec::new();
-            encode(s, &mut b3);
+            encode_with(s, &mut b3, false, false, VERSION_3);
             if let Some(m) = &s.auto.minhash {
                 assert!(!m.keys.is_empty());
                 assert_eq!(b.len(), b3.len() + 2 + 8 * m.keys.len());
@@ -697,6 +729,22 @@ mod tests {
             }
         }
         assert!(read > 0);
+        // Version 4 writes each entry in the fewest bytes that hold them all (one byte at 8
+        // bits); version 3's 32-bit entries are still read.
+        for (bits, width) in [(32, 4), (16, 2), (8, 1)] {
+            let mut opts = PolicyOptions::default();
+            opts.minhash.bits = bits;
+            let det = AutoDetector::new(fp.clone(), opts).unwrap();
+            for s in sketches(&det).iter().filter(|s| s.auto.minhash.is_some()) {
+                let (mut b3, mut b4) = (Vec::new(), Vec::new());
+                encode_with(s, &mut b3, false, false, VERSION_3);
+                encode(s, &mut b4);
+                let n = s.auto.minhash.as_ref().unwrap().signature.len();
+                assert_eq!(b4.len(), b3.len() + 1 - (4 - width) * n);
+                assert_eq!(decode(&b3).unwrap(), without_band_keys(s));
+                assert_eq!(decode(&b4).unwrap(), without_band_keys(s));
+            }
+        }
         let mut with =
             SketchIndex::new(AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap());
         let mut without =
@@ -761,10 +809,12 @@ mod tests {
         let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
         let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
         let mut idx = SketchIndex::new(AutoDetector::new(fp, PolicyOptions::default()).unwrap());
-        let mut blobs = Vec::new();
+        let (mut blobs, mut left_out) = (Vec::new(), 0);
         for (i, s) in sketches(&det).into_iter().enumerate() {
             let mut b = Vec::new();
             encode(&s, &mut b);
+            // `n u16 | width u8 | n` one-byte entries, and the distinct part.
+            left_out += s.auto.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
             let lines = s.veto.as_ref().map(|v| v.lines.clone()).unwrap_or_default();
             idx.insert(i as u32, i as u64, s, &b);
             assert_eq!(idx.lines(i), lines);
@@ -777,7 +827,7 @@ mod tests {
         // The long ones are kept stripped, and a stripped encoding is refused by decode.
         let kept = idx.blobs.len();
         assert!(
-            kept < blobs.iter().map(Vec::len).sum::<usize>() / 2,
+            kept < blobs.iter().map(Vec::len).sum::<usize>() - left_out,
             "{kept} bytes kept"
         );
         for (strip, hold) in [(true, false), (false, true)] {

@@ -134,8 +134,13 @@ pub struct MinHashLsh {
 /// The band key of the spec: XXH3-64 (seed = band index) of the band's `r` entries as
 /// little-endian u32s.
 pub fn band_key(sig: &[u32], band: usize, rows: usize) -> u64 {
+    band_key_of(&sig[band * rows..(band + 1) * rows], band)
+}
+
+/// The key of band `band` whose rows are `part` (as [`band_key`] of the whole signature).
+pub fn band_key_of(part: &[u32], band: usize) -> u64 {
+    let rows = part.len();
     let mut buf = [0u8; 4 * 64];
-    let part = &sig[band * rows..(band + 1) * rows];
     if rows <= 64 {
         for (i, v) in part.iter().enumerate() {
             buf[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());

@@ -43,11 +43,12 @@ use crate::features::{detect_method, words_each, Method, PackedChars, PACK_PIECE
 use crate::hash::xxh3;
 
 pub use super::lsh::{
-    band_key, candidate_probability, false_negative_area, false_positive_area, optimal_param,
-    LshOptions, MinHashLsh,
+    band_key, band_key_of, candidate_probability, false_negative_area, false_positive_area,
+    optimal_param, LshOptions, MinHashLsh,
 };
 pub use crate::detect::minhash::{
-    Confirm, MinHashDetector, MinHashDetectorOptions, MinHashSketch, DEFAULT_THRESHOLD,
+    Confirm, MinHashDetector, MinHashDetectorOptions, MinHashSketch, DEFAULT_BITS,
+    DEFAULT_THRESHOLD,
 };
 
 /// Version of the MinHash specification of the default scheme ("MinHash v2",
@@ -395,6 +396,54 @@ pub fn jaccard_estimate(a: &[u32], b: &[u32]) -> f64 {
     }
     let eq = a.iter().zip(b).filter(|(x, y)| x == y).count();
     eq as f64 / a.len() as f64
+}
+
+/// The widths, in bits, a signature's entries may be kept at ([`keep_low_bits`]).
+pub const SIGNATURE_BITS: [u32; 3] = [8, 16, 32];
+
+/// Keeps the low `bits` bits of every entry (**b-bit MinHash**, Li & König 2010): a signature
+/// of `b`-bit entries takes `b / 32` of the memory, and two entries that differ are still told
+/// apart but with probability `2^-b`. `bits` is 8, 16 or 32 ([`SIGNATURE_BITS`]; 32 changes
+/// nothing).
+///
+/// ```
+/// let mut sig = vec![0x1234_5678, 0xFFFF_FF01];
+/// neardup::minhash::keep_low_bits(&mut sig, 8);
+/// assert_eq!(sig, [0x78, 0x01]);
+/// ```
+pub fn keep_low_bits(sig: &mut [u32], bits: u32) {
+    if bits < 32 {
+        let mask = (1u32 << bits) - 1;
+        sig.iter_mut().for_each(|v| *v &= mask);
+    }
+}
+
+/// Estimated Jaccard similarity of two signatures whose entries were kept at `bits` bits
+/// ([`keep_low_bits`]): with `f` the fraction of equal entries, `(f − 2^-b) / (1 − 2^-b)`,
+/// at least 0 (two unrelated entries are equal with probability `2^-b`, which this removes);
+/// at 32 bits it is [`jaccard_estimate`].
+///
+/// ```
+/// use neardup::minhash::jaccard_estimate_bits;
+/// let a: Vec<u32> = (0..128).map(|i| i % 256).collect();
+/// assert_eq!(jaccard_estimate_bits(&a, &a, 8), 1.0);
+/// let mut b = a.clone();
+/// b[..64].iter_mut().for_each(|v| *v = (*v + 1) % 256);
+/// let half = jaccard_estimate_bits(&a, &b, 8);
+/// assert!(half < 0.5 && half > 0.49, "{half}");
+/// ```
+pub fn jaccard_estimate_bits(a: &[u32], b: &[u32], bits: u32) -> f64 {
+    let f = jaccard_estimate(a, b);
+    from_equal_fraction(f, bits)
+}
+
+/// The Jaccard estimate of `bits`-bit signatures whose entries agree in fraction `f`.
+pub(crate) fn from_equal_fraction(f: f64, bits: u32) -> f64 {
+    if bits >= 32 {
+        return f;
+    }
+    let chance = (-(bits as f64)).exp2();
+    ((f - chance) / (1.0 - chance)).max(0.0)
 }
 
 /// Exact Jaccard similarity of two sorted, distinct slices (1 for two empty sets).

@@ -210,6 +210,41 @@ fn a_data_dir_recorded_without_the_short_reach_is_refused_by_name() {
     assert_eq!(msg, "short_reach: stored null, requested 467");
 }
 
+/// A directory written when every signature entry was 32 bits recorded no `bits`: it opens
+/// with 32-bit entries (whose descriptor leaves `bits` out, as it was written), and is refused,
+/// naming the setting, with 8-bit ones; one written with 8 bits records them.
+#[test]
+fn a_data_dir_recorded_without_signature_bits_opens_with_32_and_is_refused_with_8() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let with_bits = |bits| {
+        let mut p = neardup::policy::PolicyOptions::default();
+        p.minhash.bits = bits;
+        EngineConfig {
+            maintenance_interval: None,
+            detector: neardup::engine::EngineDetector::Auto(p),
+            ..EngineConfig::default()
+        }
+    };
+    let old = tempfile::tempdir().unwrap();
+    let e = open(old.path(), with_bits(32), &clock);
+    let blob: serde_json::Value = serde_json::from_str(&e.config_descriptor()).unwrap();
+    assert!(blob["detector"]["minhash"].get("bits").is_none(), "{blob}");
+    assert!(blob["detector"]["minhash"].get("lsh").is_some(), "{blob}");
+    drop(e);
+    drop(open(old.path(), with_bits(32), &clock));
+    let err = Engine::open(old.path(), fpr(), with_bits(8), clock.clone()).unwrap_err();
+    assert!(matches!(err, EngineError::ConfigMismatch { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("detector.minhash.bits: stored null, requested 8"),
+        "{err}"
+    );
+    let new = tempfile::tempdir().unwrap();
+    let e = open(new.path(), with_bits(8), &clock);
+    let blob: serde_json::Value = serde_json::from_str(&e.config_descriptor()).unwrap();
+    assert_eq!(blob["detector"]["minhash"]["bits"], 8, "{blob}");
+}
+
 #[test]
 fn other_configuration_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,9 +5,9 @@ use neardup::detect::{Detector, Verdict};
 use neardup::exact::ExactDetector;
 use neardup::imatch::{IMatchDetector, IMatchOptions, IMatcher};
 use neardup::minhash::{
-    band_key, candidate_probability, jaccard_estimate, jaccard_sorted, optimal_param, Confirm,
-    LshOptions, MinHashDetector, MinHashDetectorOptions, MinHashLsh, MinHashOptions, MinHasher,
-    Scheme,
+    band_key, candidate_probability, jaccard_estimate, jaccard_estimate_bits, jaccard_sorted,
+    keep_low_bits, optimal_param, Confirm, LshOptions, MinHashDetector, MinHashDetectorOptions,
+    MinHashLsh, MinHashOptions, MinHasher, Scheme,
 };
 use neardup::policy::{AutoDetector, LongMethod, Path, PolicyOptions};
 use neardup::shorttext::{
@@ -162,6 +162,35 @@ proptest! {
             let est = jaccard_estimate(&sa, &sb);
             let sd = (j * (1.0 - j) / 128.0).sqrt();
             prop_assert!((est - j).abs() <= 5.0 * sd + 1e-9, "{scheme:?}: J = {j}, estimate {est}");
+        }
+    }
+
+    /// With entries kept at 8 or 16 bits, the discounted estimate is within 5 standard errors
+    /// of the true Jaccard: an entry agrees with probability `p = J + (1 − J)·2^-b`, and the
+    /// estimate is `(p̂ − 2^-b) / (1 − 2^-b)`.
+    #[test]
+    fn b_bit_estimate_within_binomial_bound(
+        seed in any::<u64>(), inter in 0usize..300, only_a in 0usize..300, only_b in 0usize..300,
+    ) {
+        prop_assume!(inter + only_a + only_b > 0);
+        let mut rng = Rng::new(seed);
+        let (a, b) = key_sets(&mut rng, inter, only_a, only_b);
+        let j = inter as f64 / (inter + only_a + only_b) as f64;
+        for scheme in SCHEMES {
+            let mh = hasher(scheme, seed);
+            for bits in [8, 16] {
+                let (mut sa, mut sb) = (mh.signature_of_keys(&a), mh.signature_of_keys(&b));
+                keep_low_bits(&mut sa, bits);
+                keep_low_bits(&mut sb, bits);
+                let chance = (-(bits as f64)).exp2();
+                let p = j + (1.0 - j) * chance;
+                let sd = (p * (1.0 - p) / 128.0).sqrt() / (1.0 - chance);
+                let est = jaccard_estimate_bits(&sa, &sb, bits);
+                prop_assert!(
+                    (est - j).abs() <= 5.0 * sd + 1e-9,
+                    "{scheme:?}, {bits} bits: J = {j}, estimate {est}"
+                );
+            }
         }
     }
 
@@ -362,25 +391,30 @@ proptest! {
         let mut rng = Rng::new(seed);
         let docs = random_docs(&mut rng, 40);
         let f = fp();
-        for confirm in [Confirm::Estimate, Confirm::Exact] {
+        for (confirm, bits) in [(Confirm::Estimate, 32), (Confirm::Estimate, 16), (Confirm::Estimate, 8), (Confirm::Exact, 8)] {
             let opts = MinHashDetectorOptions {
                 minhash: MinHashOptions { char_ngram: 2, ..Default::default() },
                 lsh: LshOptions { threshold: t, params: Some((128, 1)), ..Default::default() },
                 confirm,
+                bits,
             };
             let mut d = MinHashDetector::new(f.clone(), opts).unwrap();
             let h = d.hasher().clone();
-            let sigs: Vec<Vec<u32>> = docs.iter().map(|x| h.signature_normalized(&f.normalize(x)).unwrap()).collect();
+            let sigs: Vec<Vec<u32>> = docs.iter().map(|x| {
+                let mut s = h.signature_normalized(&f.normalize(x)).unwrap();
+                keep_low_bits(&mut s, bits);
+                s
+            }).collect();
             let sets: Vec<Vec<u64>> = docs.iter().map(|x| h.shingle_set(&f.normalize(x))).collect();
             let got = run(&mut d, &docs);
             let want = brute(&docs, |i, j| {
                 let shares = sigs[i].iter().zip(&sigs[j]).any(|(a, b)| a == b);
                 shares && match confirm {
                     Confirm::Exact => jaccard_sorted(&sets[i], &sets[j]) >= t,
-                    _ => jaccard_estimate(&sigs[i], &sigs[j]) >= t,
+                    _ => jaccard_estimate_bits(&sigs[i], &sigs[j], bits) >= t,
                 }
             });
-            prop_assert_eq!(got, want);
+            prop_assert_eq!(got, want, "{:?} at {} bits", confirm, bits);
         }
     }
 
@@ -656,6 +690,15 @@ fn options_have_serde_defaults() {
         ..Default::default()
     };
     assert!(MinHashDetector::new(fp(), bad).is_err());
+    let odd = MinHashDetectorOptions {
+        bits: 12,
+        ..Default::default()
+    };
+    let e = MinHashDetector::new(fp(), odd).unwrap_err().to_string();
+    assert!(
+        e.contains("minhash bits = 12") && e.contains("8, 16 or 32"),
+        "{e}"
+    );
 }
 
 /// `auto` finds a short post inside a repost that is longer than the short path's measure

@@ -113,6 +113,11 @@ pub struct Args {
     /// 1 to 16 [default: 3]. Refused with detectors that do not use it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub minhash_word_ngram: Option<u32>,
+    /// --method minhash and auto (long texts): bits kept of each MinHash signature entry, 8,
+    /// 16 or 32 (b-bit MinHash: 8 stores a quarter of 32 and decides as well;
+    /// docs/quality.md) [default: 8]. Refused with detectors that do not use it.
+    #[arg(long, value_name = "BITS", value_parser = ["8", "16", "32"])]
+    pub minhash_bits: Option<String>,
     /// Which document of a cluster is kept: first or longest.
     #[arg(long, default_value = "first", value_parser = ["first", "longest"])]
     pub keep: String,
@@ -252,6 +257,12 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
              pass --method minhash or auto to use them"
         );
     }
+    if args.minhash_bits.is_some() && !uses_threshold {
+        anyhow::bail!(
+            "--minhash-bits sets the signature entries of --method minhash and auto, and --method {det} would ignore it: it {what}; \
+             pass --method minhash or auto to use it"
+        );
+    }
     Ok(())
 }
 
@@ -279,6 +290,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         word_ngram: args
             .minhash_word_ngram
             .map_or(DetectorSpec::default().word_ngram, |n| n as usize),
+        bits: match &args.minhash_bits {
+            Some(b) => b.parse()?,
+            None => DetectorSpec::default().bits,
+        },
     };
     let fp = args.features.fingerprinter()?;
     if let Some(mib) = args.memory_budget_mib {
