@@ -103,10 +103,19 @@ def test_minhash_bad_shapes_are_value_errors():
 
 def test_minhash_schemes_give_the_spec_vectors():
     # docs/fingerprint-spec.md, "MinHash v2" (the default) and "MinHash v1".
+    # The spec's vectors are of 32-bit entries; the detector keeps 8 bits of each by default
+    # (b-bit MinHash), the low ones.
     text = ["the quick brown fox jumps over the lazy dog"]
-    v2, _, _ = neardup.MinHash().sketch(text)
-    assert list(v2[0, :4]) == [2400092844, 2585675447, 4048994095, 3718869077]
-    v1, _, _ = neardup.MinHash(scheme="permutations").sketch(text)
+    full = [2400092844, 2585675447, 4048994095, 3718869077]
+    v2, _, _ = neardup.MinHash(bits=32).sketch(text)
+    assert list(v2[0, :4]) == full
+    v2_8, _, _ = neardup.MinHash().sketch(text)
+    assert list(v2_8[0, :4]) == [v & 0xFF for v in full]
+    v2_16, _, _ = neardup.MinHash(bits=16).sketch(text)
+    assert list(v2_16[0, :4]) == [v & 0xFFFF for v in full]
+    v1, _, _ = neardup.MinHash(scheme="permutations", bits=32).sketch(text)
     assert list(v1[0, :4]) == [188007184, 87496179, 332125748, 160807149]
     with pytest.raises(neardup.ConfigError, match="scheme"):
         neardup.MinHash(scheme="three_permutations")
+    with pytest.raises(neardup.ConfigError, match="minhash bits = 12"):
+        neardup.MinHash(bits=12)
