@@ -98,6 +98,12 @@ impl MinHash {
         self.det.hasher().num_perm()
     }
 
+    /// Bits kept of each signature entry (8, 16 or 32): every entry is below ``2**bits``.
+    #[getter]
+    fn bits(&self) -> u32 {
+        self.det.bits()
+    }
+
     /// The Jaccard threshold.
     #[getter]
     fn threshold(&self) -> f64 {

@@ -8,7 +8,8 @@ same evidence (``matched``, ``similarity``), the same kept document per cluster 
 Stages (each materialised once; ``metrics=`` receives their wall times and sizes):
 
 1. **sketch** — per Arrow batch (``mapInArrow``), :meth:`neardup.MinHash.sketch`: the
-   signature (``num_perm`` uint32, kept as 4·``num_perm`` bytes), the LSH band keys and whether
+   signature (``num_perm`` entries of ``bits`` bits, kept as ``bits / 8 · num_perm`` bytes: 128
+   by default), the LSH band keys and whether
    anything was left of the text after normalisation. Pure, so any executor and any
    partitioning give the same arrays.
 2. **collapse** — documents with identical signatures are one node, represented by their
@@ -176,11 +177,21 @@ def _check_rows(df: DataFrame, text_col: str, id_col: str, position_col: Optiona
     return int(row["rows"])
 
 
-def _signature_rows(arr: pa.Array, num_perm: int) -> np.ndarray:
-    """An Arrow binary column of signatures (4·num_perm bytes each) as an (n, num_perm)
-    uint32 array (a copy: aligned and writable)."""
+_ENTRY_TYPES = {1: "u1", 2: "<u2", 4: "<u4"}
+
+
+def _signature_bytes(sigs: np.ndarray, bits: int) -> bytes:
+    """Signatures (an (n, num_perm) uint32 array of entries below ``2**bits``) packed as
+    ``bits / 8`` bytes an entry, little endian."""
+    return sigs.astype(_ENTRY_TYPES[bits // 8]).tobytes()
+
+
+def _signature_rows(arr: pa.Array, num_perm: int, bits: int) -> np.ndarray:
+    """An Arrow binary column of signatures (``bits / 8 · num_perm`` bytes each) as an
+    (n, num_perm) uint32 array."""
     n = len(arr)
-    width = 4 * num_perm
+    entry = bits // 8
+    width = entry * num_perm
     if n == 0:
         return np.zeros((0, num_perm), dtype=np.uint32)
     offsets_type = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
@@ -189,7 +200,7 @@ def _signature_rows(arr: pa.Array, num_perm: int) -> np.ndarray:
     if not np.all(np.diff(offsets) == width):
         raise ValueError(f"signature column holds values that are not {width} bytes")
     data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0] : offsets[-1]]
-    return data.view("<u4").reshape(n, num_perm).copy()
+    return data.view(_ENTRY_TYPES[entry]).reshape(n, num_perm).astype(np.uint32)
 
 
 def _sketch_partitions(options: Dict[str, Any], longest: bool):
@@ -198,7 +209,7 @@ def _sketch_partitions(options: Dict[str, Any], longest: bool):
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         mh = MinHash(**options)
-        p = mh.num_perm
+        p, entry = mh.num_perm, mh.bits // 8
         bands = mh.params[0]
         for batch in batches:
             texts = batch.column(2).to_pylist()
@@ -207,7 +218,7 @@ def _sketch_partitions(options: Dict[str, Any], longest: bool):
             sig = pa.Array.from_buffers(
                 pa.binary(),
                 n,
-                [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * (4 * p)), pa.py_buffer(sigs.astype("<u4").tobytes())],
+                [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * (entry * p)), pa.py_buffer(_signature_bytes(sigs, mh.bits))],
             )
             key_list = pa.ListArray.from_arrays(
                 pa.array(np.arange(n + 1, dtype=np.int32) * bands),
@@ -230,8 +241,8 @@ def _verify_partitions(options: Dict[str, Any]):
         mh = MinHash(**options)
         p = mh.num_perm
         for batch in batches:
-            sa = _signature_rows(batch.column(2), p)
-            sb = _signature_rows(batch.column(3), p)
+            sa = _signature_rows(batch.column(2), p, mh.bits)
+            sb = _signature_rows(batch.column(3), p, mh.bits)
             sim, dup = mh.verify(sa, sb)
             keep = pa.array(dup)
             yield pa.RecordBatch.from_arrays(
@@ -323,7 +334,7 @@ def dedup(
     ``neardup dedup --method minhash --linkage components --no-template-veto --keep KEEP`` on
     the documents taken in ``position_col`` order (else ``id_col`` order).
 
-    ``threshold``, ``num_perm`` and ``options`` (``shingles``, ``seed`` and the normalisation
+    ``threshold``, ``num_perm`` and ``options`` (``shingles``, ``seed``, ``bits`` and the normalisation
     options of :class:`neardup.Fingerprinter`) configure :class:`neardup.MinHash`. ``metrics``,
     when a dict, receives each stage's wall seconds and the sizes of its tables.
 

@@ -114,6 +114,14 @@ fn spec_vectors() {
             assert_eq!(band_key(&sig, 0, 8), key, "{scheme:?} {text}");
         }
     }
+    // The detector keeps the low 8 bits of each entry by default (b-bit entries).
+    let det = MinHashDetector::new(fp(), MinHashDetectorOptions::default()).unwrap();
+    assert_eq!(det.bits(), 8);
+    let s = det
+        .sketch_normalized("the quick brown fox jumps over the lazy dog", 43)
+        .unwrap();
+    assert_eq!(&s.signature[..4], &[172, 183, 47, 85]);
+    assert!(s.signature.iter().all(|&v| v < 256));
     assert_eq!(
         neardup::exact::digest("hello, world"),
         0x11c83d9c1ee368164c0abe17b55db69c
