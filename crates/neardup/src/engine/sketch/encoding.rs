@@ -1,0 +1,363 @@
+//! The encoding of a document's sketch in log records, snapshots and Redis entries.
+//!
+//! Encoding, version 4 (every integer little endian):
+//! `4 u8 | exact u128 | chars u32 | flags u8` then, by flag,
+//! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | keys u64×n`;
+//! `simhash` (2): `u64`;
+//! `minhash` (4): `n u16 | width u8 | signature` — `n` entries of `width` bytes each (1, 2
+//! or 4: the fewest that hold every entry, so a signature of 8-bit entries takes `n` bytes;
+//! see `MinHashDetectorOptions::bits`); the band keys are computed from the signature when
+//! the sketch is indexed;
+//! `shingles` (8, with minhash): `n u32 | u64×n`;
+//! `lines` (32, under the template veto): `n u32 | u64×n | had_repeats u8` — the keys of the
+//! document's counted lines, sorted, and whether any was repeated when it was stored;
+//! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
+//! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
+//! part, each `complete u8 | n u16 | u32×n`.
+//! Version 3 wrote every signature entry as `u32` without `width`; it is read.
+//! Version 2 also wrote the band keys after the signature (`m u16 | keys u64×m`); it is read,
+//! its keys kept. Version 1 differs from version 2 only in the `distinct` part (32-bit slots,
+//! 64-bit samples): a version 1 sketch without one is read as version 2; one with it is refused
+//! (the data directory was written by an older build under the template veto and must be
+//! rebuilt).
+//! The detector configuration that produced the sketch is recorded in the data directory, so a
+//! sketch is only ever read by an engine with the same configuration.
+
+use super::{DocSketch, VetoSketch};
+use crate::detect::containment::{BottomK, PackedBottomK};
+use crate::minhash::MinHashSketch;
+use crate::policy::AutoSketch;
+use crate::shorttext::ShortSketch;
+use crate::template_veto::DistinctPart;
+
+/// The version this build writes.
+pub(super) const VERSION: u8 = 4;
+/// Version 4's layout with 32-bit signature entries and no `width`; read.
+pub(super) const VERSION_3: u8 = 3;
+/// The layout of version 3 with the band keys written after the signature; read.
+pub(super) const VERSION_2: u8 = 2;
+/// Version 2's layout but for the `distinct` part; read without one.
+pub(super) const VERSION_1: u8 = 1;
+const SHORT: u8 = 1;
+const SIMHASH: u8 = 2;
+const MINHASH: u8 = 4;
+const SHINGLES: u8 = 8;
+/// In memory only: the MinHash part is left out (the segment's detector holds the signature and
+/// gives it back for snapshots); never written to disk, refused by [`decode`].
+pub(super) const STRIPPED: u8 = 16;
+const LINES: u8 = 32;
+const DISTINCT: u8 = 64;
+/// In memory only: the distinct part is left out (the segment's index holds it), as
+/// [`STRIPPED`].
+pub(super) const HELD: u8 = 128;
+
+/// Appends the encoding of `s` to `out`.
+pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
+    encode_with(s, out, false, false, VERSION)
+}
+
+/// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
+/// when `hold` (see [`HELD`]); `version` is [`VERSION`] but in tests of older versions.
+pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool, version: u8) {
+    debug_assert!(
+        d.deferred.is_none(),
+        "a put-off sketch is completed before it is encoded"
+    );
+    let s = &d.auto;
+    out.push(version);
+    out.extend_from_slice(&s.exact.to_le_bytes());
+    out.extend_from_slice(&(s.chars.min(u32::MAX as usize) as u32).to_le_bytes());
+    let mut flags = 0;
+    if s.short.is_some() {
+        flags |= SHORT;
+    }
+    if s.simhash.is_some() {
+        flags |= SIMHASH;
+    }
+    if let Some(m) = &s.minhash {
+        flags |= if strip { STRIPPED } else { MINHASH };
+        if m.shingles.is_some() {
+            flags |= SHINGLES;
+        }
+    }
+    if let Some(v) = &d.veto {
+        flags |= LINES;
+        if v.part.is_some() {
+            flags |= if hold { HELD } else { DISTINCT };
+        }
+    }
+    out.push(flags);
+    if let Some(sh) = &s.short {
+        out.extend_from_slice(&sh.chars.to_le_bytes());
+        out.push(u8::from(sh.han));
+        out.extend_from_slice(&(sh.text.len() as u32).to_le_bytes());
+        out.extend_from_slice(sh.text.as_bytes());
+        keys(out, &sh.keys);
+    }
+    if let Some(h) = s.simhash {
+        out.extend_from_slice(&h.to_le_bytes());
+    }
+    if let Some(m) = s.minhash.as_ref().filter(|_| !strip) {
+        out.extend_from_slice(&(m.signature.len() as u16).to_le_bytes());
+        let width = match m.signature.iter().max() {
+            _ if version < VERSION => 4,
+            Some(&v) if v > u16::MAX as u32 => 4,
+            Some(&v) if v > u8::MAX as u32 => 2,
+            _ => 1,
+        };
+        if version >= VERSION {
+            out.push(width as u8);
+        }
+        for v in &m.signature {
+            out.extend_from_slice(&v.to_le_bytes()[..width]);
+        }
+        if version <= VERSION_2 {
+            keys(out, &m.keys);
+        }
+        if let Some(set) = &m.shingles {
+            out.extend_from_slice(&(set.len() as u32).to_le_bytes());
+            for v in set {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    if let Some(v) = &d.veto {
+        out.extend_from_slice(&(v.lines.len() as u32).to_le_bytes());
+        for k in &v.lines {
+            out.extend_from_slice(&k.to_le_bytes());
+        }
+        out.push(u8::from(v.had_repeats));
+        if let Some(p) = v.part.as_ref().filter(|_| !hold) {
+            out.extend_from_slice(&(p.signature.len() as u16).to_le_bytes());
+            for x in p.signature.iter() {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            out.push(u8::from(p.samples.is_some()));
+            if let Some((whole, part)) = &p.samples {
+                for b in [whole.unpack(), part.unpack()] {
+                    out.push(u8::from(b.complete));
+                    out.extend_from_slice(&(b.hashes.len() as u16).to_le_bytes());
+                    for h in b.hashes.iter() {
+                        out.extend_from_slice(&h.to_le_bytes());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn keys(out: &mut Vec<u8>, keys: &[u64]) {
+    out.extend_from_slice(&(keys.len() as u16).to_le_bytes());
+    for k in keys {
+        out.extend_from_slice(&k.to_le_bytes());
+    }
+}
+
+/// A bounds-checked little-endian reader.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or_else(|| format!("sketch cut short at byte {} (needs {n} more)", self.at))?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, String> {
+        Ok(u16::from_le_bytes(
+            self.take(2)?.try_into().expect("2 bytes"),
+        ))
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn keys(&mut self) -> Result<Vec<u64>, String> {
+        let n = self.u16()? as usize;
+        (0..n).map(|_| self.u64()).collect()
+    }
+}
+
+/// Whether the encoded sketch `b` has a MinHash part (without decoding it; `false` for a
+/// damaged one, which [`decode`] then refuses).
+pub(in crate::engine) fn has_minhash(b: &[u8]) -> bool {
+    b.get(21).is_some_and(|f| f & (MINHASH | STRIPPED) != 0)
+}
+
+/// Decodes a sketch written by [`encode`]; `Err` says what is wrong.
+pub(in crate::engine) fn decode(b: &[u8]) -> Result<DocSketch, String> {
+    if b.get(21).is_some_and(|f| f & (STRIPPED | HELD) != 0) {
+        return Err("a sketch without its MinHash or distinct part is not a stored form".into());
+    }
+    decode_any(b)
+}
+
+/// [`decode`], also of an encoding with parts left out (they are then `None`).
+pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
+    let mut r = Reader { b, at: 0 };
+    let v = r.u8()?;
+    if ![VERSION, VERSION_3, VERSION_2, VERSION_1].contains(&v) {
+        return Err(format!(
+            "sketch encoding version {v}, this build reads version {VERSION}"
+        ));
+    }
+    let exact = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
+    let chars = r.u32()? as usize;
+    let flags = r.u8()?;
+    if v == VERSION_1 && flags & (DISTINCT | HELD) != 0 {
+        return Err(format!(
+            "sketch encoding version {VERSION_1} with a template-veto part, written by an older \
+             build; this build reads version {VERSION}: rebuild the data directory (start with \
+             an empty one and send the documents again)"
+        ));
+    }
+    // Every bit has a meaning; a part is either present or left out, never both.
+    for (both, what) in [
+        (MINHASH | STRIPPED, "MinHash"),
+        (DISTINCT | HELD, "distinct"),
+    ] {
+        if flags & both == both {
+            return Err(format!(
+                "sketch flags {flags:#04x}: the {what} part both present and left out"
+            ));
+        }
+    }
+    if flags & SHINGLES != 0 && flags & (MINHASH | STRIPPED) == 0 {
+        return Err(format!(
+            "sketch flags {flags:#04x}: shingles without MinHash"
+        ));
+    }
+    let short = if flags & SHORT != 0 {
+        let chars = r.u32()?;
+        let han = r.u8()? != 0;
+        let len = r.u32()? as usize;
+        let text = std::str::from_utf8(r.take(len)?)
+            .map_err(|_| "short-text sketch is not UTF-8".to_string())?;
+        let keys = r.keys()?;
+        Some(ShortSketch {
+            text: text.into(),
+            chars,
+            han,
+            keys,
+        })
+    } else {
+        None
+    };
+    let simhash = if flags & SIMHASH != 0 {
+        Some(r.u64()?)
+    } else {
+        None
+    };
+    let minhash = if flags & MINHASH != 0 {
+        let n = r.u16()? as usize;
+        let width = if v >= VERSION { r.u8()? as usize } else { 4 };
+        if ![1, 2, 4].contains(&width) {
+            return Err(format!(
+                "signature entries of {width} bytes; 1, 2 or 4 are written"
+            ));
+        }
+        let signature = r
+            .take(n * width)?
+            .chunks_exact(width)
+            .map(|b| {
+                let mut v = [0u8; 4];
+                v[..width].copy_from_slice(b);
+                u32::from_le_bytes(v)
+            })
+            .collect::<Vec<_>>();
+        // Versions 3 and 4 leave the keys to the index (`MinHashSketch::keys` empty).
+        let keys = if v <= VERSION_2 {
+            r.keys()?
+        } else {
+            Vec::new()
+        };
+        let shingles = if flags & SHINGLES != 0 {
+            let n = r.u32()? as usize;
+            Some((0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?)
+        } else {
+            None
+        };
+        Some(MinHashSketch {
+            signature,
+            keys,
+            shingles,
+        })
+    } else {
+        None
+    };
+    let veto = if flags & LINES != 0 {
+        let n = r.u32()? as usize;
+        let lines = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+        let had_repeats = match r.u8()? {
+            0 => false,
+            1 => true,
+            x => return Err(format!("lines: repeated flag {x}")),
+        };
+        let part = if flags & DISTINCT != 0 {
+            let n = r.u16()? as usize;
+            let signature = (0..n).map(|_| r.u16()).collect::<Result<Box<[u16]>, _>>()?;
+            let samples = match r.u8()? {
+                0 => None,
+                1 => {
+                    let mut sample = || -> Result<PackedBottomK, String> {
+                        let complete = r.u8()? != 0;
+                        let n = r.u16()? as usize;
+                        let hashes: Box<[u32]> =
+                            (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+                        if hashes.windows(2).any(|w| w[0] >= w[1]) {
+                            return Err("distinct part: a guard sample is not ascending".into());
+                        }
+                        Ok(PackedBottomK::pack(&BottomK { complete, hashes }))
+                    };
+                    Some((sample()?, sample()?))
+                }
+                g => return Err(format!("distinct part: guard flag {g}")),
+            };
+            Some(DistinctPart { signature, samples })
+        } else {
+            None
+        };
+        Some(VetoSketch {
+            lines,
+            had_repeats,
+            distinct_lines: Vec::new(),
+            distinct: None,
+            part,
+            line_docs: Vec::new(),
+        })
+    } else if flags & (DISTINCT | HELD) != 0 {
+        return Err("a distinct part without its lines".into());
+    } else {
+        None
+    };
+    if r.at != b.len() {
+        return Err(format!("{} bytes after the sketch", b.len() - r.at));
+    }
+    Ok(DocSketch {
+        auto: AutoSketch {
+            exact,
+            chars,
+            short,
+            simhash,
+            minhash,
+        },
+        veto,
+        deferred: None,
+    })
+}

@@ -1,0 +1,244 @@
+//! Sketches of the `auto` detector as the engine keeps them: what a document's sketch holds
+//! ([`DocSketch`]), its encoding in log records and snapshots ([`encoding`]), and the
+//! per-segment index that answers with them ([`SketchIndex`]).
+
+use crate::detect::{compare_verdicts, Detector, Verdict};
+use crate::policy::{AutoDetector, AutoSketch};
+use crate::template_veto::{DistinctPart, DistinctSketch, VetoRules};
+
+mod encoding;
+
+pub(super) use encoding::{decode, encode, has_minhash};
+use encoding::{decode_any, encode_with, HELD, STRIPPED, VERSION};
+
+/// A document's sketch in the engine: the `auto` detector's, and under the template veto the
+/// veto's.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct DocSketch {
+    pub(super) auto: AutoSketch,
+    pub(super) veto: Option<VetoSketch>,
+    /// Set when the costly parts were put off (see [`Deferred`]): `auto` then has no long-path
+    /// sketch, `veto` no distinct part. Never encoded, never indexed.
+    pub(super) deferred: Option<Box<Deferred>>,
+}
+
+/// The text of a document being checked whose exact copy was indexed when it was sketched.
+/// Its answer will be "duplicate of that copy" — an exact match, which outranks every other
+/// and which the template veto never vetoes (a tie, another live document at similarity 1,
+/// cannot exist: of two such documents the later is never stored) — so its long-path
+/// sketch (MinHash) and its
+/// distinct part, most of the cost of a sketch, are needed only if that copy has left the
+/// window by the time it is decided; they are computed then, from this text and the line
+/// counts it was sketched with ([`VetoSketch::line_docs`]), as they would have been at
+/// first. Decisions never need them otherwise; a query, which lists every match, never
+/// puts them off.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Deferred {
+    pub(super) text: String,
+}
+
+/// What the template veto knows of a document.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) struct VetoSketch {
+    /// The keys of its counted lines, sorted and distinct (what it adds to the line counts).
+    pub(super) lines: Vec<u64>,
+    /// Whether any of its lines was repeated when it was sketched (without, it has no distinct
+    /// part however its lines are counted later: see [`VetoRules::stands_unlearned`]).
+    pub(super) had_repeats: bool,
+    /// The keys of its lines that were not repeated, sorted: only for a document being
+    /// checked, never encoded.
+    pub(super) distinct_lines: Vec<u64>,
+    /// Its distinct part with the full guard sets: only for a document being checked, never
+    /// encoded.
+    pub(super) distinct: Option<DistinctSketch>,
+    /// What the index keeps of its distinct part.
+    pub(super) part: Option<DistinctPart>,
+    /// When its distinct part was put off ([`DocSketch::deferred`]): how many documents held
+    /// each of its lines when it was sketched (`line_keys` order), what the part is computed
+    /// from. Otherwise empty. Never encoded.
+    pub(super) line_docs: Vec<u32>,
+}
+
+/// One time segment's `auto` index: the detector (documents numbered by their position in the
+/// segment), each position's slab handle and arrival sequence (the LSN of its insert record:
+/// a handle may be reused after its document is gone, a sequence never), and the encoded
+/// sketches for snapshots.
+pub(super) struct SketchIndex {
+    det: AutoDetector,
+    /// Each position's distinct part under the template veto (empty without it).
+    parts: Vec<Option<Box<DistinctPart>>>,
+    /// Under the template veto, the positions whose document had no repeated line when it
+    /// was stored.
+    unlearned: Vec<bool>,
+    pub(super) handles: Vec<u32>,
+    pub(super) seqs: Vec<u64>,
+    blobs: Vec<u8>,
+    ends: Vec<u64>,
+}
+
+impl SketchIndex {
+    pub(super) fn new(det: AutoDetector) -> SketchIndex {
+        SketchIndex {
+            det,
+            parts: Vec::new(),
+            unlearned: Vec::new(),
+            handles: Vec::new(),
+            seqs: Vec::new(),
+            blobs: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Makes room for `documents` more documents, `long` of them with a MinHash sketch.
+    pub(super) fn reserve(&mut self, documents: usize, long: usize) {
+        self.det.reserve(documents, long);
+        self.handles.reserve(documents);
+        self.seqs.reserve(documents);
+        self.ends.reserve(documents);
+    }
+
+    /// Adds a document. Its encoded sketch is kept for snapshots — without the MinHash
+    /// signature and band keys when the detector keeps the signature (it gives them back), and
+    /// without the distinct part (the index holds it).
+    pub(super) fn insert(&mut self, handle: u32, seq: u64, mut sketch: DocSketch, blob: &[u8]) {
+        let pos = self.handles.len() as u32;
+        let strip = sketch
+            .auto
+            .minhash
+            .as_ref()
+            .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
+        let hold = sketch.veto.as_ref().is_some_and(|v| v.part.is_some());
+        if strip || hold {
+            encode_with(&sketch, &mut self.blobs, strip, hold, VERSION);
+        } else {
+            self.blobs.extend_from_slice(blob);
+        }
+        if let Some(v) = sketch.veto.as_mut() {
+            self.parts.resize(pos as usize, None);
+            self.parts.push(v.part.take().map(Box::new));
+            self.unlearned.resize(pos as usize, false);
+            self.unlearned.push(!v.had_repeats);
+        }
+        self.det.insert(pos, sketch.auto);
+        self.handles.push(handle);
+        self.seqs.push(seq);
+        self.ends.push(self.blobs.len() as u64);
+    }
+
+    fn raw(&self, pos: usize) -> &[u8] {
+        let start = if pos == 0 { 0 } else { self.ends[pos - 1] } as usize;
+        &self.blobs[start..self.ends[pos] as usize]
+    }
+
+    /// The encoded sketch at `pos`, as [`encode`] wrote it.
+    pub(super) fn blob(&self, pos: usize) -> std::borrow::Cow<'_, [u8]> {
+        let b = self.raw(pos);
+        if b.get(21).is_none_or(|f| f & (STRIPPED | HELD) == 0) {
+            return std::borrow::Cow::Borrowed(b);
+        }
+        let mut s = decode_any(b).expect("a sketch this index encoded");
+        if b[21] & STRIPPED != 0 {
+            s.auto.minhash = self.det.minhash_sketch_of(pos as u32);
+        }
+        if let Some(v) = s.veto.as_mut() {
+            v.part = self.part(pos).cloned();
+        }
+        let mut full = Vec::with_capacity(b.len() + 600);
+        encode(&s, &mut full);
+        std::borrow::Cow::Owned(full)
+    }
+
+    /// Whether a document with exact digest `digest` is indexed here (live or not).
+    pub(super) fn has_exact(&self, digest: u128) -> bool {
+        self.det.has_exact(digest)
+    }
+
+    /// The distinct part of the document at `pos` (under the template veto, when it has one).
+    fn part(&self, pos: usize) -> Option<&DistinctPart> {
+        self.parts.get(pos).and_then(|p| p.as_deref())
+    }
+
+    /// The counted lines of the document at `pos` (empty without the template veto).
+    pub(super) fn lines(&self, pos: usize) -> Vec<u64> {
+        decode_any(self.raw(pos))
+            .expect("a sketch this index encoded")
+            .veto
+            .map(|v| v.lines)
+            .unwrap_or_default()
+    }
+
+    /// The position of the document with arrival sequence `seq`.
+    pub(super) fn position(&self, seq: u64) -> Option<usize> {
+        // Sequences grow with positions (documents are inserted in log order).
+        self.seqs
+            .binary_search(&seq)
+            .ok()
+            .or_else(|| self.seqs.iter().position(|&s| s == seq))
+    }
+
+    /// Every indexed document the sketch is a near-duplicate of, as `(verdict with `of` = its
+    /// handle, its sequence)`; the caller checks that the handle still holds that sequence.
+    /// Under the template veto (`rules`; `repeated(k)`: whether line `k` is repeated now),
+    /// matches it vetoes are left out.
+    pub(super) fn find(
+        &self,
+        s: &DocSketch,
+        rules: Option<&VetoRules>,
+        repeated: &dyn Fn(u64) -> bool,
+        out: &mut Vec<(Verdict, u64)>,
+    ) {
+        let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
+        for v in self.det.find(&s.auto) {
+            let pos = v.of as usize;
+            if let (Some(r), Some(_), Some(veto)) = (rules, mine, &s.veto) {
+                let unlearned = self.unlearned.get(pos).copied().unwrap_or(false);
+                let stands = if unlearned {
+                    let theirs = self.lines(pos);
+                    !theirs.iter().any(|&k| repeated(k))
+                        || r.stands_unlearned(&v, mine, &veto.distinct_lines, &theirs)
+                } else {
+                    r.stands(&v, mine, self.part(pos))
+                };
+                if !stands {
+                    continue;
+                }
+            }
+            out.push((
+                Verdict {
+                    of: self.handles[pos],
+                    ..v
+                },
+                self.seqs[pos],
+            ));
+        }
+    }
+
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.det.heap_bytes()
+            + self.parts.capacity() * 8
+            + self.unlearned.capacity()
+            + self
+                .parts
+                .iter()
+                .flatten()
+                .map(|p| p.heap_bytes() + std::mem::size_of::<DistinctPart>())
+                .sum::<usize>()
+            + self.handles.capacity() * 4
+            + self.seqs.capacity() * 8
+            + self.blobs.capacity()
+            + self.ends.capacity() * 8
+    }
+}
+
+/// Orders `(verdict, sequence)` pairs strongest first (see [`compare_verdicts`]; arrival order
+/// is the sequence).
+pub(super) fn sort_strongest(found: &mut [(Verdict, u64)]) {
+    found.sort_by(|a, b| compare_verdicts(&a.0, a.1, &b.0, b.1));
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,246 @@
+//! The sketch encoding and the per-segment index, against what they were given.
+
+use super::encoding::{VERSION_1, VERSION_2, VERSION_3};
+use super::*;
+use crate::detect::containment::{BottomK, PackedBottomK};
+use crate::detect::Stage;
+use crate::policy::PolicyOptions;
+use crate::{FingerprintConfig, Fingerprinter};
+
+fn texts() -> Vec<String> {
+    vec![
+        "今天天气真好，我们去公园散步吧".to_string(),
+        "the quick brown fox jumps over the lazy dog ".repeat(20),
+        "长文本的例子，".repeat(40),
+    ]
+}
+
+/// Sketches of `texts()`, each without and with the veto's parts (lines only; lines and a
+/// distinct part with and without guard samples).
+fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
+    let set: Vec<u32> = (0..300u32).map(|i| i * 7919).collect();
+    let mut out = Vec::new();
+    for t in texts() {
+        let auto = det.sketch(&t).unwrap();
+        out.push(DocSketch {
+            auto: auto.clone(),
+            veto: None,
+            deferred: None,
+        });
+        out.push(DocSketch {
+            auto: auto.clone(),
+            veto: Some(VetoSketch {
+                lines: vec![3, 5, 8],
+                had_repeats: true,
+                ..VetoSketch::default()
+            }),
+            deferred: None,
+        });
+        for samples in [
+            None,
+            Some((
+                PackedBottomK::pack(&BottomK::new(&set, 256)),
+                PackedBottomK::pack(&BottomK::new(&set[..20], 256)),
+            )),
+        ] {
+            out.push(DocSketch {
+                auto: auto.clone(),
+                veto: Some(VetoSketch {
+                    lines: vec![1, 2],
+                    had_repeats: true,
+                    distinct_lines: Vec::new(),
+                    distinct: None,
+                    part: Some(DistinctPart {
+                        signature: (0..128).collect(),
+                        samples,
+                    }),
+                    line_docs: Vec::new(),
+                }),
+                deferred: None,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn sketches_round_trip_and_damage_is_refused() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
+    for s in sketches(&det) {
+        let mut b = Vec::new();
+        encode(&s, &mut b);
+        assert_eq!(decode(&b).unwrap(), without_band_keys(&s));
+        for cut in 0..b.len() {
+            assert!(decode(&b[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = b.clone();
+        longer.push(0);
+        assert!(decode(&longer).is_err());
+        let mut next = b.clone();
+        next[0] = VERSION + 1;
+        assert!(decode(&next).unwrap_err().contains("version"));
+    }
+}
+
+/// A guard sample is stored packed by its gaps, so one that is not ascending (a damaged
+/// sketch) is refused when read, not packed into nonsense.
+#[test]
+fn a_guard_sample_out_of_order_is_refused() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
+    let with_samples = sketches(&det)
+        .into_iter()
+        .find(|s| {
+            s.veto
+                .as_ref()
+                .is_some_and(|v| v.part.as_ref().is_some_and(|p| p.samples.is_some()))
+        })
+        .unwrap();
+    let mut b = Vec::new();
+    encode(&with_samples, &mut b);
+    assert_eq!(decode(&b).unwrap(), without_band_keys(&with_samples));
+    // The encoding ends with the distinct part's sample: its last two hashes swapped.
+    let n = b.len();
+    let (last, before) = (b[n - 4..].to_vec(), b[n - 8..n - 4].to_vec());
+    b[n - 8..n - 4].copy_from_slice(&last);
+    b[n - 4..].copy_from_slice(&before);
+    assert!(decode(&b).unwrap_err().contains("not ascending"));
+}
+
+/// What a stored sketch reads back as: its band keys are left to the index.
+fn without_band_keys(s: &DocSketch) -> DocSketch {
+    let mut s = s.clone();
+    if let Some(m) = s.auto.minhash.as_mut() {
+        m.keys.clear();
+    }
+    s
+}
+
+/// Version 2 wrote the band keys after the signature: read, keys kept. An index given a
+/// sketch without them finds what it finds with them.
+#[test]
+fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let all = sketches(&det);
+    let mut read = 0;
+    for s in &all {
+        let mut b = Vec::new();
+        encode_with(s, &mut b, false, false, VERSION_2);
+        assert_eq!(&decode(&b).unwrap(), s);
+        let mut b3 = Vec::new();
+        encode_with(s, &mut b3, false, false, VERSION_3);
+        if let Some(m) = &s.auto.minhash {
+            assert!(!m.keys.is_empty());
+            assert_eq!(b.len(), b3.len() + 2 + 8 * m.keys.len());
+            read += 1;
+        }
+    }
+    assert!(read > 0);
+    // Version 4 writes each entry in the fewest bytes that hold them all (one byte at 8
+    // bits); version 3's 32-bit entries are still read.
+    for (bits, width) in [(32, 4), (16, 2), (8, 1)] {
+        let mut opts = PolicyOptions::default();
+        opts.minhash.bits = bits;
+        let det = AutoDetector::new(fp.clone(), opts).unwrap();
+        for s in sketches(&det).iter().filter(|s| s.auto.minhash.is_some()) {
+            let (mut b3, mut b4) = (Vec::new(), Vec::new());
+            encode_with(s, &mut b3, false, false, VERSION_3);
+            encode(s, &mut b4);
+            let n = s.auto.minhash.as_ref().unwrap().signature.len();
+            assert_eq!(b4.len(), b3.len() + 1 - (4 - width) * n);
+            assert_eq!(decode(&b3).unwrap(), without_band_keys(s));
+            assert_eq!(decode(&b4).unwrap(), without_band_keys(s));
+        }
+    }
+    let mut with =
+        SketchIndex::new(AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap());
+    let mut without = SketchIndex::new(AutoDetector::new(fp, PolicyOptions::default()).unwrap());
+    for (i, s) in all.iter().enumerate() {
+        let mut b = Vec::new();
+        encode(s, &mut b);
+        with.insert(i as u32, i as u64, s.clone(), &b);
+        without.insert(i as u32, i as u64, decode(&b).unwrap(), &b);
+    }
+    // Edited copies of the long texts: found by MinHash, not as exact copies.
+    let mut found = 0;
+    for t in texts() {
+        let edited = t.replacen("lazy", "sleepy", 1).replacen("例子", "样子", 1);
+        let q = DocSketch {
+            auto: det.sketch(&edited).unwrap(),
+            veto: None,
+            deferred: None,
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        with.find(&q, None, &|_| false, &mut a);
+        without.find(&q, None, &|_| false, &mut b);
+        assert_eq!(a, b);
+        found += a.iter().filter(|(v, _)| v.stage == Stage::Minhash).count();
+    }
+    assert!(found > 0, "the edited long texts are found by MinHash");
+}
+
+/// Version 1 wrote the template veto's distinct part with 32-bit slots and 64-bit samples.
+/// Read as version 2 it would be misread, so it is refused with what to do; a version 1
+/// sketch without that part has the same layout and is read.
+#[test]
+fn version_1_sketches_with_a_distinct_part_are_refused_not_misread() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
+    let (mut read, mut refused) = (0, 0);
+    for s in sketches(&det) {
+        let mut b = Vec::new();
+        encode_with(&s, &mut b, false, false, VERSION_1);
+        let has_part = s.veto.as_ref().is_some_and(|v| v.part.is_some());
+        match decode(&b) {
+            Ok(d) => {
+                assert!(!has_part);
+                assert_eq!(d, s);
+                read += 1;
+            }
+            Err(e) => {
+                assert!(has_part, "{e}");
+                assert!(e.contains("rebuild the data directory"), "{e}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(read > 0 && refused > 0);
+}
+
+/// The index keeps long documents' sketches without their signature (the detector holds
+/// it) and without their distinct part (the index holds it), and gives back exactly what
+/// `encode` wrote; a stripped encoding is never read back as a stored one.
+#[test]
+fn index_gives_back_the_full_encoding() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let mut idx = SketchIndex::new(AutoDetector::new(fp, PolicyOptions::default()).unwrap());
+    let (mut blobs, mut left_out) = (Vec::new(), 0);
+    for (i, s) in sketches(&det).into_iter().enumerate() {
+        let mut b = Vec::new();
+        encode(&s, &mut b);
+        // `n u16 | width u8 | n` one-byte entries, and the distinct part.
+        left_out += s.auto.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
+        let lines = s.veto.as_ref().map(|v| v.lines.clone()).unwrap_or_default();
+        idx.insert(i as u32, i as u64, s, &b);
+        assert_eq!(idx.lines(i), lines);
+        assert_eq!(idx.position(i as u64), Some(i));
+        blobs.push(b);
+    }
+    for (i, b) in blobs.iter().enumerate() {
+        assert_eq!(&*idx.blob(i), b.as_slice(), "document {i}");
+    }
+    // The long ones are kept stripped, and a stripped encoding is refused by decode.
+    let kept = idx.blobs.len();
+    assert!(
+        kept < blobs.iter().map(Vec::len).sum::<usize>() - left_out,
+        "{kept} bytes kept"
+    );
+    for (strip, hold) in [(true, false), (false, true)] {
+        let mut stripped = Vec::new();
+        encode_with(&sketches(&det)[7], &mut stripped, strip, hold, VERSION);
+        assert!(decode(&stripped).is_err());
+    }
+}
