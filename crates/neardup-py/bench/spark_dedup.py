@@ -37,7 +37,11 @@ def main() -> None:
         help="append R-1 near-copies of the corpus (copy r of a document ends with ' (r)'), "
         "written to one JSONL file that both contenders read",
     )
+    ap.add_argument("--minhash-bits", type=int, default=None,
+                    help="bits kept of each signature entry, in both (default: the detector's, 8)")
     args = ap.parse_args()
+    bits = [] if args.minhash_bits is None else ["--minhash-bits", str(args.minhash_bits)]
+    options = {} if args.minhash_bits is None else {"bits": args.minhash_bits}
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -71,7 +75,7 @@ def main() -> None:
     started = time.perf_counter()
     out = subprocess.run(
         [str(args.neardup), "dedup", "--method", "minhash", "--linkage", "components", "--no-template-veto",
-         "-q", "--threads", str(args.threads), *map(str, inputs)],
+         "-q", "--threads", str(args.threads), *bits, *map(str, inputs)],
         check=True, capture_output=True, text=True,
     ).stdout
     cli_seconds = time.perf_counter() - started
@@ -93,7 +97,7 @@ def main() -> None:
         df = spark.read.parquet(str(work / "in"))
         metrics: dict = {}
         started = time.perf_counter()
-        result = nspark.dedup(df, position_col="pos", metrics=metrics)
+        result = nspark.dedup(df, position_col="pos", metrics=metrics, **options)
         dedup_seconds = time.perf_counter() - started
         result.where("keep").drop(*nspark.OUTPUT_COLUMNS).write.mode("overwrite").parquet(str(work / "out"))
         total = time.perf_counter() - started

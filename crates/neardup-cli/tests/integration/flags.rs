@@ -118,3 +118,44 @@ fn q_means_quiet_everywhere_and_search_queries_is_long_only() {
     let o = run(&["fingerprint", "-q"], Some(b"text\n\n"));
     assert!(o.status.success() && o.stderr.is_empty(), "{}", err(&o));
 }
+
+/// `--minhash-bits` sets the MinHash detector's signature entries: the README sample's ad copy
+/// is matched either way, its similarity estimated from 8-bit entries (chance agreement
+/// discounted) or from 32-bit ones (the plain fraction of equal entries); other widths, and
+/// detectors without MinHash, are refused.
+#[test]
+fn minhash_bits_sets_the_signature_entries_and_is_refused_where_unused() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample.jsonl");
+    let similarity = |bits: &str| {
+        let o = run(
+            &["dedup", sample.to_str().unwrap(), "--minhash-bits", bits],
+            None,
+        );
+        assert!(o.status.success(), "{}", err(&o));
+        let line = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .find(|l| l.contains("\"moby-03-ad\""))
+            .map(str::to_owned)
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["duplicate_of"], "moby-03", "{line}");
+        v["similarity"].as_f64().unwrap()
+    };
+    let (b8, b32) = (similarity("8"), similarity("32"));
+    assert_eq!(b32, 106.0 / 128.0);
+    assert_eq!(b8, (106.0 / 128.0 - 1.0 / 256.0) / (1.0 - 1.0 / 256.0));
+    let o = run(&["dedup", "-q", "--minhash-bits", "12"], Some(DOCS));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--minhash-bits"), "{}", err(&o));
+    let o = run(
+        &["dedup", "-q", "--method", "simhash", "--minhash-bits", "8"],
+        Some(DOCS),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("--minhash-bits") && err(&o).contains("--method minhash or auto"),
+        "{}",
+        err(&o)
+    );
+}

@@ -180,6 +180,16 @@ fn serve_defaults_restart_and_config() {
             && err.contains(r#"detector.method: stored "auto", requested "simhash""#),
         "{err}"
     );
+    // Other MinHash signature entries are another configuration too, named; a width the
+    // detector does not have, and MinHash entries for simhash, are refused before starting.
+    let err = refused(&["--addr", "127.0.0.1:0", "--minhash-bits", "32"]);
+    assert!(
+        err.contains("detector.minhash.bits: stored 8, requested 32"),
+        "{err}"
+    );
+    assert!(refused(&["--minhash-bits", "12"]).contains("use 8, 16 or 32"));
+    let err = refused(&["--method", "simhash", "--minhash-bits", "8"]);
+    assert!(err.contains("applies to the auto detector"), "{err}");
     // --distance belongs to the simhash detector: refused, not ignored, under auto.
     let err = refused(&["--addr", "127.0.0.1:0", "--distance", "5"]);
     assert!(err.contains("--method simhash"), "{err}");

@@ -65,9 +65,19 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
             _ => Some(format!("{path}: stored {a}, requested {b}")),
         }
     }
+    // A descriptor without `bits` means 32-bit entries (see `config_blob`).
+    fn with_bits(mut v: serde_json::Value) -> serde_json::Value {
+        if let Some(m) = v
+            .pointer_mut("/detector/minhash")
+            .and_then(|m| m.as_object_mut())
+        {
+            m.entry("bits").or_insert(serde_json::json!(32));
+        }
+        v
+    }
     let requested: serde_json::Value =
-        serde_json::from_str(requested).unwrap_or(serde_json::Value::Null);
-    match serde_json::from_slice::<serde_json::Value>(stored) {
+        with_bits(serde_json::from_str(requested).unwrap_or(serde_json::Value::Null));
+    match serde_json::from_slice::<serde_json::Value>(stored).map(with_bits) {
         Ok(stored) => walk("", &stored, &requested)
             .unwrap_or_else(|| "the same settings, encoded differently".into()),
         Err(_) => format!(

@@ -236,7 +236,7 @@ fn a_data_dir_recorded_without_signature_bits_opens_with_32_and_is_refused_with_
     assert!(matches!(err, EngineError::ConfigMismatch { .. }), "{err}");
     assert!(
         err.to_string()
-            .contains("detector.minhash.bits: stored null, requested 8"),
+            .contains("detector.minhash.bits: stored 32, requested 8"),
         "{err}"
     );
     let new = tempfile::tempdir().unwrap();
