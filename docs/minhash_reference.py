@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference for MinHash v1 and v2 of docs/fingerprint-spec.md (character and word
+"""Independent reference for MinHash v1, v2 and v3 of docs/fingerprint-spec.md (character and word
 shingles of already-normalised text) and the LSH band key. Needs `pip install xxhash`. Prints the
 spec's test vectors."""
 import struct
@@ -30,6 +30,24 @@ def chars(text, n=5):
     if len(kept) < n:
         return ["".join(kept)] if kept else []
     return ["".join(kept[i:i + n]) for i in range(len(kept) - n + 1)]
+
+
+def code_point_keys(text, n=5):
+    """MinHash v3's keys of character n-grams: code points packed 21 bits each, mixed."""
+    out = set()
+    for g in chars(text, n):
+        packed = 0
+        for c in g:
+            packed = (packed << 21) | ord(c)
+        lo = (packed & M64) ^ 0x9E3779B185EBCA87
+        hi = (packed >> 64) ^ 0xC2B2AE3D27D4EB4F
+        m = lo * hi
+        h = (m & M64) ^ (m >> 64)
+        h ^= h >> 37
+        h = (h * 0x165667919E3779F9) & M64
+        h ^= h >> 32
+        out.add((h ^ (h >> 32)) & M32)
+    return out
 
 
 def words(text, n=3):
@@ -83,3 +101,6 @@ if __name__ == "__main__":
         for xs in (zh, en):
             s = f(xs)
             print(name, s[:4], "%016x" % band_key(s, 0))
+    # v3: v2's sketch of code-point keys (word shingles keep v2's keys).
+    s = v2(code_point_keys("你妈妈喊你回家吃饭哦,回家罗回家罗"))
+    print("v3", s[:4], "%016x" % band_key(s, 0))

@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use rayon::prelude::*;
 
 use neardup::detect::Detector;
-use neardup::minhash::{MinHashDetector, MinHashDetectorOptions, Scheme, Shingles};
+use neardup::minhash::{MinHashDetector, MinHashDetectorOptions, Shingles};
 
 use crate::arrays::{Array1, Array2, Pair};
 use crate::errors::{config, lib_error};
@@ -22,7 +22,8 @@ type Flat = (Vec<u32>, Vec<u64>, Vec<bool>);
 
 /// The MinHash detector's sketches and confirmation: ``threshold`` (Jaccard, default 0.6 as
 /// ``neardup dedup``), ``num_perm`` (128), ``shingles`` (``auto``, ``chars``, ``words``),
-/// ``seed`` (1), ``scheme`` (``similarity_sketch``, MinHash v2; ``permutations``, v1), ``bits``
+/// ``seed`` (1), ``scheme`` (``code_point_sketch``, MinHash v3, the default; ``similarity_sketch``,
+/// v2; ``permutations``, v1), ``bits``
 /// kept of each signature entry (8, 16 or 32; the detector's default, as ``neardup dedup``), and the
 /// normalisation options of :class:`Fingerprinter`. The LSH bands and
 /// rows follow from the threshold (:attr:`params`).
@@ -60,15 +61,9 @@ impl MinHash {
             };
         }
         if let Some(s) = o.take::<String>("scheme")? {
-            opts.minhash.scheme = match s.as_str() {
-                "similarity_sketch" => Scheme::SimilaritySketch,
-                "permutations" => Scheme::Permutations,
-                _ => {
-                    return Err(config(format!(
-                        "option `scheme` = {s:?}: use similarity_sketch (MinHash v2, the default) or permutations (v1)"
-                    )))
-                }
-            };
+            opts.minhash.scheme = s
+                .parse()
+                .map_err(|e: neardup::Error| config(format!("option `scheme`: {e}")))?;
         }
         if let Some(b) = o.take::<u32>("bits")? {
             opts.bits = b;

@@ -16,6 +16,7 @@ pub const SPEC_OPTIONS: &[&str] = &[
     "minhash_char_ngram",
     "minhash_word_ngram",
     "minhash_bits",
+    "minhash_scheme",
 ];
 
 /// Takes `method`, `threshold`, `distance`, `template_veto` (default: `veto_default`) and
@@ -65,12 +66,19 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
         )));
     }
     let bits = o.take::<u32>("minhash_bits")?;
-    if bits.is_some() && !method.uses_threshold() {
+    let scheme = o.take::<String>("minhash_scheme")?;
+    if (bits.is_some() || scheme.is_some()) && !method.uses_threshold() {
         return Err(config(format!(
-            "`minhash_bits` sets the signature entries of method=\"minhash\" and \"auto\"; method=\"{}\" would ignore it",
+            "`minhash_bits` and `minhash_scheme` set the signatures of method=\"minhash\" and \"auto\"; method=\"{}\" would ignore it",
             method.name()
         )));
     }
+    let scheme = match scheme {
+        Some(s) => s
+            .parse()
+            .map_err(|e: neardup::Error| config(format!("option `minhash_scheme`: {e}")))?,
+        None => d.scheme,
+    };
     let template_veto = o.take::<bool>("template_veto")?.unwrap_or(veto_default);
     // Out-of-range sizes are refused when the detector is built, with the library's message.
     Ok(DetectorSpec {
@@ -81,6 +89,7 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
         template_veto,
         char_ngram: char_ngram.unwrap_or(d.char_ngram),
         word_ngram: word_ngram.unwrap_or(d.word_ngram),
+        scheme,
         bits: bits.unwrap_or(d.bits),
     })
 }

@@ -21,6 +21,8 @@ CASES = [
     (["--threshold", "0.8", "--features", "chars"], {"threshold": 0.8, "features": "chars"}),
     (["--minhash-char-ngram", "3"], {"minhash_char_ngram": 3}),
     (["--method", "minhash", "--minhash-word-ngram", "2"], {"method": "minhash", "minhash_word_ngram": 2}),
+    (["--minhash-bits", "32"], {"minhash_bits": 32}),
+    (["--method", "minhash", "--minhash-bits", "16"], {"method": "minhash", "minhash_bits": 16}),
 ]
 
 

@@ -24,6 +24,8 @@ def test_exception_hierarchy():
         ({"method": "simhash", "distance": 70}, "use 0 to 63"),
         ({"method": "simhash", "minhash_char_ngram": 3}, "would ignore them"),
         ({"minhash_word_ngram": 0}, "word_ngram = 0 is out of range"),
+        ({"minhash_bits": 12}, "minhash bits = 12 is not supported; use 8, 16 or 32"),
+        ({"method": "exact", "minhash_bits": 8}, "would ignore it"),
         ({"linkage": "single"}, 'use "online" or "components"'),
         ({"keep": "last"}, "keep `last`: use first or longest"),
         ({"features": "bigrams"}, "bigrams"),

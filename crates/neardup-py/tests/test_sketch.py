@@ -113,6 +113,11 @@ def test_minhash_schemes_give_the_spec_vectors():
     assert list(v2_8[0, :4]) == [v & 0xFF for v in full]
     v2_16, _, _ = neardup.MinHash(bits=16).sketch(text)
     assert list(v2_16[0, :4]) == [v & 0xFFFF for v in full]
+    zh = ["你妈妈喊你回家吃饭哦,回家罗回家罗"]
+    v3, _, _ = neardup.MinHash(scheme="code_point_sketch", bits=32).sketch(zh)
+    assert list(v3[0, :4]) == [1575877143, 4074045402, 3460110966, 3706690065]
+    v2_zh, _, _ = neardup.MinHash(scheme="v2", bits=32).sketch(zh)
+    assert list(v2_zh[0, :4]) == [1254281, 1070732289, 2104578583, 1799894271]
     v1, _, _ = neardup.MinHash(scheme="permutations", bits=32).sketch(text)
     assert list(v1[0, :4]) == [188007184, 87496179, 332125748, 160807149]
     with pytest.raises(neardup.ConfigError, match="scheme"):

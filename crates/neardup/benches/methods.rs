@@ -82,6 +82,7 @@ fn bench_minhash(c: &mut Criterion) {
         );
         g.throughput(Throughput::Bytes(bytes as u64));
         for (scheme, tag) in [
+            (Scheme::CodePointSketch, "v3"),
             (Scheme::SimilaritySketch, "v2"),
             (Scheme::Permutations, "v1"),
         ] {

@@ -12,6 +12,7 @@
 //! the root mean squared error of each scheme and the share of pairs that each puts on the
 //! wrong side of the 0.5 threshold.
 //!
+//! `MINHASH_ERROR_V3=1` compares v3 with v2 (both at 32 bits).
 //! `MINHASH_ERROR_BITS=16,8` compares v2 signatures with their entries kept at those bits
 //! (b-bit MinHash, estimated by `jaccard_estimate_bits`) against full v2 signatures instead.
 
@@ -42,6 +43,10 @@ fn main() {
     };
     // Columns: (name, hasher, bits kept).
     let columns: Vec<(String, MinHasher, u32)> = match std::env::var("MINHASH_ERROR_BITS") {
+        _ if std::env::var_os("MINHASH_ERROR_V3").is_some() => vec![
+            ("v2".into(), make(Scheme::SimilaritySketch), 32),
+            ("v3".into(), make(Scheme::CodePointSketch), 32),
+        ],
         Ok(bits) => std::iter::once(32)
             .chain(bits.split(',').map(|b| b.parse().expect("bits: 16,8")))
             .map(|b| (format!("v2 {b}-bit"), make(Scheme::SimilaritySketch), b))

@@ -19,7 +19,7 @@
 //! - `containment`: one to two copies per group, reposts (comment, forwarding marker,
 //!   attribution added), quotes and excerpts, with 20 % template hard negatives.
 //!
-//! `SPLIT_EVAL_MINHASH=v1|v2` and `SPLIT_EVAL_MINHASH_SEED=n` set the long path's MinHash
+//! `SPLIT_EVAL_MINHASH=v1|v2|v3` and `SPLIT_EVAL_MINHASH_SEED=n` set the long path's MinHash
 //! scheme and seed (every column but the online engine's).
 //! `SPLIT_EVAL_BITS=32,16,8` replaces the columns with the default and the default without the
 //! veto, the long path's signature entries kept at those bits.
@@ -147,11 +147,12 @@ fn fmt(p: &Prf) -> String {
 
 fn variants() -> Vec<Variant> {
     let mut base = PolicyOptions::default();
-    // `SPLIT_EVAL_MINHASH=v1|v2` and `SPLIT_EVAL_MINHASH_SEED=n`: the long path's MinHash
+    // `SPLIT_EVAL_MINHASH=v1|v2|v3` and `SPLIT_EVAL_MINHASH_SEED=n`: the long path's MinHash
     // scheme and seed in every column but the online engine's.
     match std::env::var("SPLIT_EVAL_MINHASH").as_deref() {
         Ok("v1") => base.minhash.minhash.scheme = neardup::minhash::Scheme::Permutations,
         Ok("v2") => base.minhash.minhash.scheme = neardup::minhash::Scheme::SimilaritySketch,
+        Ok("v3") => base.minhash.minhash.scheme = neardup::minhash::Scheme::CodePointSketch,
         _ => {}
     }
     if let Some(seed) = std::env::var("SPLIT_EVAL_MINHASH_SEED")

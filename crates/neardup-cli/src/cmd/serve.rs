@@ -2,7 +2,7 @@
 //!
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
-//! `method`, `distance`, `template_veto`, `minhash_bits`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
+//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
 //! `max_batch`, `max_connections`, `header_timeout`, `body_timeout`, `snapshot_interval`,
 //! `backend`, `redis_prefix`), then defaults. Fingerprint
 //! options are flags only and are recorded in the data directory or the Redis index
@@ -70,10 +70,16 @@ pub struct Args {
     #[arg(long = "no-template-veto", env = "NEARDUP_NO_TEMPLATE_VETO")]
     pub no_template_veto: bool,
     /// auto: bits kept of each MinHash signature entry, 8, 16 or 32 (as `neardup dedup
-    /// --minhash-bits`). Recorded in the data directory; one written by a build that kept 32
-    /// opens only with 32 [default: 8].
+    /// --minhash-bits`). Recorded in the data directory: a directory recorded with another
+    /// width is refused, naming both; one recorded without a width holds 32-bit entries and
+    /// opens with 32 [default: 8].
     #[arg(long, env = "NEARDUP_MINHASH_BITS", value_name = "BITS")]
     pub minhash_bits: Option<u32>,
+    /// auto: the MinHash signature scheme, v3, v2 or v1 (as `neardup dedup --minhash-scheme`).
+    /// Recorded in the data directory; a directory recorded with another is refused, naming
+    /// both [default: v3].
+    #[arg(long, env = "NEARDUP_MINHASH_SCHEME", value_name = "SCHEME")]
+    pub minhash_scheme: Option<String>,
     /// Time segments per retention window (memory is reclaimed a segment at a time) [default: 8].
     #[arg(long, env = "NEARDUP_SEGMENTS")]
     pub segments: Option<u32>,
@@ -171,6 +177,7 @@ struct FileConfig {
     distance: Option<u32>,
     template_veto: Option<bool>,
     minhash_bits: Option<u32>,
+    minhash_scheme: Option<String>,
     segments: Option<u32>,
     max_docs: Option<u64>,
     index_bytes_per_doc: Option<u64>,
@@ -227,16 +234,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let index_bytes_set = args.index_bytes_per_doc.is_some() || file.index_bytes_per_doc.is_some();
     let veto = !args.no_template_veto && file.template_veto.unwrap_or(true);
     let bits = args.minhash_bits.or(file.minhash_bits);
+    let scheme = args.minhash_scheme.or(file.minhash_scheme);
     let detector = match args.detector.or(file.method).as_deref().unwrap_or("auto") {
-        "auto" => match (EngineDetector::auto(veto), bits) {
-            (EngineDetector::Auto(mut p), Some(b)) => {
-                if !neardup::minhash::SIGNATURE_BITS.contains(&b) {
-                    bail!("--minhash-bits (config key `minhash_bits`) = {b}: use 8, 16 or 32");
+        "auto" => match EngineDetector::auto(veto) {
+            EngineDetector::Auto(mut p) => {
+                if let Some(b) = bits {
+                    if !neardup::minhash::SIGNATURE_BITS.contains(&b) {
+                        bail!("--minhash-bits (config key `minhash_bits`) = {b}: use 8, 16 or 32");
+                    }
+                    p.minhash.bits = b;
                 }
-                p.minhash.bits = b;
+                if let Some(s) = &scheme {
+                    p.minhash.minhash.scheme = s.parse().map_err(|e| {
+                        anyhow::anyhow!("--minhash-scheme (config key `minhash_scheme`): {e}")
+                    })?;
+                }
                 EngineDetector::Auto(p)
             }
-            (d, _) => d,
+            d => d,
         },
         "simhash" => EngineDetector::Simhash,
         other => bail!("method `{other}` (--method, config key `method`): use auto or simhash"),
@@ -248,10 +263,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
              auto detector decides long texts by MinHash similarity — pass --method simhash to use it"
         );
     }
-    if bits.is_some() && detector == EngineDetector::Simhash {
+    if (bits.is_some() || scheme.is_some()) && detector == EngineDetector::Simhash {
         bail!(
-            "--minhash-bits (config key `minhash_bits`) applies to the auto detector; \
-             --method simhash keeps no MinHash signatures"
+            "--minhash-bits and --minhash-scheme (config keys `minhash_bits`, `minhash_scheme`) \
+             apply to the auto detector; --method simhash keeps no MinHash signatures"
         );
     }
     if !veto && detector == EngineDetector::Simhash {

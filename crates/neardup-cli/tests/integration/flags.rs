@@ -158,4 +158,10 @@ fn minhash_bits_sets_the_signature_entries_and_is_refused_where_unused() {
         "{}",
         err(&o)
     );
+    let o = run(
+        &["dedup", "-q", "--method", "exact", "--minhash-scheme", "v2"],
+        Some(DOCS),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--minhash-scheme"), "{}", err(&o));
 }

@@ -189,7 +189,16 @@ fn serve_defaults_restart_and_config() {
     );
     assert!(refused(&["--minhash-bits", "12"]).contains("use 8, 16 or 32"));
     let err = refused(&["--method", "simhash", "--minhash-bits", "8"]);
-    assert!(err.contains("applies to the auto detector"), "{err}");
+    assert!(err.contains("apply to the auto detector"), "{err}");
+    // So is another MinHash scheme.
+    let err = refused(&["--addr", "127.0.0.1:0", "--minhash-scheme", "v2"]);
+    assert!(
+        err.contains(
+            r#"detector.minhash.minhash.scheme: stored "code_point_sketch", requested "similarity_sketch""#
+        ),
+        "{err}"
+    );
+    assert!(refused(&["--minhash-scheme", "v4"]).contains("use v3"));
     // --distance belongs to the simhash detector: refused, not ignored, under auto.
     let err = refused(&["--addr", "127.0.0.1:0", "--distance", "5"]);
     assert!(err.contains("--method simhash"), "{err}");

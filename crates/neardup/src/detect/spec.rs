@@ -137,6 +137,9 @@ pub struct DetectorSpec {
     pub char_ngram: usize,
     /// `n` of MinHash's word shingles (other text), 1..=16 (default 3).
     pub word_ngram: usize,
+    /// MinHash's signature scheme (default [`MinHashOptions`]'s: v3,
+    /// [`Scheme::CodePointSketch`](crate::minhash::Scheme::CodePointSketch)).
+    pub scheme: crate::minhash::Scheme,
     /// Bits kept of each MinHash signature entry, 8, 16 or 32 (default
     /// [`DEFAULT_BITS`](crate::minhash::DEFAULT_BITS); [`MinHashDetectorOptions::bits`]).
     pub bits: u32,
@@ -152,6 +155,7 @@ impl Default for DetectorSpec {
             template_veto: true,
             char_ngram: m.char_ngram,
             word_ngram: m.word_ngram,
+            scheme: m.scheme,
             bits: crate::minhash::DEFAULT_BITS,
         }
     }
@@ -194,6 +198,7 @@ impl DetectorSpec {
         opts.minhash.lsh.threshold = self.threshold;
         opts.minhash.minhash.char_ngram = self.char_ngram;
         opts.minhash.minhash.word_ngram = self.word_ngram;
+        opts.minhash.minhash.scheme = self.scheme;
         opts.minhash.bits = self.bits;
         opts
     }
@@ -204,6 +209,7 @@ impl DetectorSpec {
         opts.lsh.threshold = self.threshold;
         opts.minhash.char_ngram = self.char_ngram;
         opts.minhash.word_ngram = self.word_ngram;
+        opts.minhash.scheme = self.scheme;
         opts.bits = self.bits;
         opts
     }

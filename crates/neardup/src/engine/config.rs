@@ -24,9 +24,9 @@ pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
         "segments": cfg.segments,
         "max_docs": cfg.max_docs,
     });
-    // Signatures of 32-bit entries were the only kind before `bits` was recorded: they are
-    // recorded without it, so a directory written before then opens with `bits` = 32 and is
-    // refused, by name, with any other.
+    // 32-bit signature entries are recorded without `bits`, the form of the descriptor
+    // before the key existed: such a directory opens with `bits` = 32 and is refused, by
+    // name, with any other.
     if let Some(m) = blob
         .pointer_mut("/detector/minhash")
         .and_then(|m| m.as_object_mut())

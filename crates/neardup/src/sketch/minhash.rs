@@ -1,12 +1,15 @@
 //! MinHash signatures and Jaccard estimation (spec: `docs/fingerprint-spec.md`, sections
-//! "MinHash v2" and "MinHash v1"); LSH banding is [`crate::sketch::lsh`] and the detector
+//! "MinHash v3", "MinHash v2" and "MinHash v1"); LSH banding is [`crate::sketch::lsh`] and the detector
 //! [`crate::detect::minhash`], both re-exported here.
 //!
 //! A document becomes a set of **shingles** (character n-grams of its letters and digits, or
 //! word n-grams; see [`Shingles`]). Each shingle is hashed **once** with XXH3-64 (seed 0) and
-//! folded to 32 bits `x`. Then, by [`Scheme`]:
+//! folded to 32 bits `x` — or, under v3, a character n-gram of up to six letters is keyed from
+//! its code points ([`code_point_key`]). Then, by [`Scheme`]:
 //!
-//! - **v2, [`Scheme::SimilaritySketch`]** (default): fast similarity sketching (Dahlgaard,
+//! - **v3, [`Scheme::CodePointSketch`]** (default): v2's sketch of code-point keys, cut and
+//!   keyed in the pass that finds the letters.
+//! - **v2, [`Scheme::SimilaritySketch`]**: fast similarity sketching (Dahlgaard,
 //!   Knudsen & Thorup 2017). Rounds of one mix per key each send every key to one of the `n`
 //!   bins, which keep their smallest `(round, mix)`, until no bin is empty: one or two rounds
 //!   for a long document, so a signature costs about what cutting and hashing the shingles
@@ -39,7 +42,9 @@ use neardup_index::random::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::features::{detect_method, words_each, Method, PackedChars, PACK_PIECE};
+use crate::features::{
+    char_codes_each, detect_method, words_each, Method, PackedChars, MAX_CODES, PACK_PIECE,
+};
 use crate::hash::xxh3;
 
 pub use super::lsh::{
@@ -51,14 +56,22 @@ pub use crate::detect::minhash::{
     DEFAULT_THRESHOLD,
 };
 
-/// Version of the MinHash specification of the default scheme ("MinHash v2",
-/// [`Scheme::SimilaritySketch`]; v1 is [`Scheme::Permutations`]). See [`Scheme::version`].
-pub const MINHASH_VERSION: u32 = 2;
+/// Version of the MinHash specification of the default scheme ("MinHash v3",
+/// [`Scheme::CodePointSketch`]; v2 is [`Scheme::SimilaritySketch`], v1
+/// [`Scheme::Permutations`]). See [`Scheme::version`].
+pub const MINHASH_VERSION: u32 = 3;
 
 /// How a signature is computed from the shingle keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Scheme {
+    /// MinHash v3: v2's sketch, with the key of a character n-gram of up to six letters and
+    /// digits computed from its code points packed into one integer ([`code_point_key`], one
+    /// multiply and an avalanche) instead of XXH3 of its UTF-8 bytes, cut in the same pass that
+    /// finds the letters ([`char_codes_each`](crate::features::char_codes_each)). Word n-grams
+    /// and longer character n-grams keep v2's keys. The default.
+    #[default]
+    CodePointSketch,
     /// MinHash v2: **fast similarity sketching** (Dahlgaard, Knudsen & Thorup 2017). In round
     /// `i < n` every key goes to one bin, picked by its round-`i` mix, with value `(i, mix)`; in
     /// round `n + j` every key goes to bin `j`; a bin keeps its smallest value, and the rounds
@@ -67,18 +80,35 @@ pub enum Scheme {
     /// instead of `n` multiply-adds; one with few shingles is spread over the bins without
     /// repeating a shingle in two bins until it must, so it errs less than `n` independent
     /// permutations.
-    #[default]
     SimilaritySketch,
     /// MinHash v1: `n` affine permutations, one multiply-add per shingle per entry.
     Permutations,
 }
 
 impl Scheme {
-    /// Its version in the specification (`docs/fingerprint-spec.md`): 1 or 2.
+    /// Its version in the specification (`docs/fingerprint-spec.md`): 1, 2 or 3.
     pub fn version(self) -> u32 {
         match self {
             Scheme::Permutations => 1,
             Scheme::SimilaritySketch => 2,
+            Scheme::CodePointSketch => 3,
+        }
+    }
+}
+
+impl std::str::FromStr for Scheme {
+    type Err = Error;
+    /// `v1`, `v2`, `v3` or the serialised names (`permutations`, `similarity_sketch`,
+    /// `code_point_sketch`).
+    fn from_str(s: &str) -> Result<Scheme> {
+        match s {
+            "v1" | "permutations" => Ok(Scheme::Permutations),
+            "v2" | "similarity_sketch" => Ok(Scheme::SimilaritySketch),
+            "v3" | "code_point_sketch" => Ok(Scheme::CodePointSketch),
+            _ => Err(Error::Config(format!(
+                "MinHash scheme `{s}`: use v3 (code_point_sketch, the default), v2 \
+                 (similarity_sketch) or v1 (permutations)"
+            ))),
         }
     }
 }
@@ -112,7 +142,7 @@ pub struct MinHashOptions {
     /// Seed of the SplitMix64 stream giving the hash functions (v1: `(a_i, b_i)`; v2: the
     /// rounds' mix keys). Default 1.
     pub seed: u64,
-    /// Signature scheme. Default [`Scheme::SimilaritySketch`] (MinHash v2).
+    /// Signature scheme. Default [`Scheme::CodePointSketch`] (MinHash v3).
     pub scheme: Scheme,
 }
 
@@ -157,6 +187,22 @@ fn mix32(x: u32, key: u32) -> u32 {
 #[inline(always)]
 fn bin_of(y: u32, n: usize) -> usize {
     ((y as u64 * n as u64) >> 32) as usize
+}
+
+/// MinHash v3's key of a character n-gram packed by
+/// [`char_codes_each`](crate::features::char_codes_each): with `lo`, `hi` the low and high 64
+/// bits of `g`, the 128-bit product `(lo ^ 0x9E3779B185EBCA87) · (hi ^ 0xC2B2AE3D27D4EB4F)`
+/// folded to 64 bits (low ^ high), XXH3's avalanche (`h ^= h >> 37; h *= 0x165667919E3779F9;
+/// h ^= h >> 32`), then [`fold32`].
+#[inline(always)]
+pub fn code_point_key(g: u128) -> u32 {
+    let lo = (g as u64) ^ 0x9E37_79B1_85EB_CA87;
+    let hi = ((g >> 64) as u64) ^ 0xC2B2_AE3D_27D4_EB4F;
+    let m = lo as u128 * hi as u128;
+    let mut h = (m as u64) ^ ((m >> 64) as u64);
+    h ^= h >> 37;
+    h = h.wrapping_mul(0x1656_6791_9E37_79F9);
+    fold32(h ^ (h >> 32))
 }
 
 /// Folds a 64-bit shingle hash to the 32-bit key of the spec: `(h ^ (h >> 32)) mod 2^32`.
@@ -219,7 +265,7 @@ impl MinHasher {
         let (mut a, mut b, mut rounds) = (Vec::new(), Vec::new(), Vec::new());
         let mut rng = SplitMix64::new(opts.seed);
         match opts.scheme {
-            Scheme::SimilaritySketch => {
+            Scheme::SimilaritySketch | Scheme::CodePointSketch => {
                 for _ in 0..2 * n {
                     rounds.push(rng.next() as u32);
                 }
@@ -273,7 +319,7 @@ impl MinHasher {
     /// The signature of the key chunks `each` yields (v1 or v2); `None` when there is no key.
     fn signature_with(&self, each: impl FnOnce(&mut dyn FnMut(&[u32]))) -> Option<Vec<u32>> {
         match self.opts.scheme {
-            Scheme::SimilaritySketch => {
+            Scheme::SimilaritySketch | Scheme::CodePointSketch => {
                 let mut keys = Vec::new();
                 each(&mut |xs| keys.extend_from_slice(xs));
                 self.similarity_sketch(&keys)
@@ -347,6 +393,31 @@ impl MinHasher {
         }
     }
 
+    /// MinHash v3's shingle keys of normalised `text`: code-point keys of its character
+    /// n-grams when it is cut into characters and `char_ngram` ≤ 6, v2's keys otherwise.
+    fn code_point_keys(&self, text: &str) -> Vec<u32> {
+        let n = self.opts.char_ngram;
+        let mut keys: Vec<u32> = Vec::with_capacity(text.len() / 3 + 1);
+        let chars = match self.opts.shingles {
+            Shingles::Words => false,
+            Shingles::Chars => true,
+            Shingles::Auto => !text.is_ascii(),
+        };
+        if chars && n <= MAX_CODES {
+            let method = char_codes_each(text, n, |g| keys.push(code_point_key(g)));
+            if self.opts.shingles == Shingles::Chars || method != Method::Words {
+                return keys;
+            }
+            keys.clear();
+            words_each(text, self.opts.word_ngram, &mut |g| {
+                keys.push(fold32(xxh3(g)))
+            });
+            return keys;
+        }
+        self.shingles_for_each(text, |g| keys.push(fold32(xxh3(g))));
+        keys
+    }
+
     /// The sorted, distinct 64-bit shingle hashes of normalised `text` (for exact Jaccard).
     pub fn shingle_set(&self, text: &str) -> Vec<u64> {
         let mut v = Vec::new();
@@ -370,6 +441,9 @@ impl MinHasher {
     /// The signature of **normalised** `text`; `None` when it has no shingle (no letter or
     /// digit).
     pub fn signature_normalized(&self, text: &str) -> Option<Vec<u32>> {
+        if self.opts.scheme == Scheme::CodePointSketch {
+            return self.similarity_sketch(&self.code_point_keys(text));
+        }
         if self.opts.scheme == Scheme::SimilaritySketch {
             let mut keys: Vec<u32> = Vec::with_capacity(text.len() / 3 + 1);
             self.shingles_for_each(text, |g| keys.push(fold32(xxh3(g))));

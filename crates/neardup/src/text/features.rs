@@ -38,7 +38,7 @@ use crate::hash::{xxh3, FastBuild};
 use crate::idf::{IdfTable, StopWords};
 use crate::simhash::{UnitAccumulator, WeightedAccumulator};
 
-pub use super::packed::{chars_each, PackedChars, PACK_PIECE};
+pub use super::packed::{char_codes_each, chars_each, PackedChars, MAX_CODES, PACK_PIECE};
 
 /// The feature method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

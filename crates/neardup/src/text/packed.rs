@@ -40,6 +40,82 @@ pub fn chars_each<F: FnMut(&[u8])>(text: &str, n: usize, mut f: F) {
     }
 }
 
+/// The longest character n-gram [`char_codes_each`] packs: six 21-bit code points fill 126
+/// of 128 bits.
+pub const MAX_CODES: usize = 6;
+
+/// Calls `f` with every character n-gram of `text` (letters and digits only, as
+/// [`chars_each`]) as its code points packed into one integer, 21 bits each, the first
+/// highest: `Σ cp_j · 2^(21·(k−1−j))` over the n-gram's `k` characters. A text with fewer than
+/// `n` of them is one n-gram of all of them. No code point is 0, so the packing is injective
+/// for `n` ≤ [`MAX_CODES`]. One pass, no buffer; returns the method `auto` picks for the text
+/// ([`detect_method`](crate::features::detect_method)), counted on the way.
+///
+/// ```
+/// use neardup::features::char_codes_each;
+/// let mut grams = Vec::new();
+/// char_codes_each("你好，世界!", 3, |g| grams.push(g));
+/// let cp = |c: char| c as u128;
+/// assert_eq!(grams, [
+///     cp('你') << 42 | cp('好') << 21 | cp('世'),
+///     cp('好') << 42 | cp('世') << 21 | cp('界'),
+/// ]);
+/// ```
+///
+/// # Panics
+/// When `n` is 0 or above [`MAX_CODES`].
+pub fn char_codes_each<F: FnMut(u128)>(text: &str, n: usize, mut f: F) -> Method {
+    assert!(
+        (1..=MAX_CODES).contains(&n),
+        "n = {n}: 1 to {MAX_CODES} code points"
+    );
+    let mask: u128 = (1u128 << (21 * n)) - 1;
+    let bytes = text.as_bytes();
+    let (mut i, mut window, mut count) = (0usize, 0u128, 0usize);
+    let mut scripts = ScriptCounts::default();
+    while let Some(&b) = bytes.get(i) {
+        let cp = if b < 0x80 {
+            i += 1;
+            if !b.is_ascii_alphanumeric() {
+                continue;
+            }
+            b as u32
+        } else {
+            // Fast path, as `PackedChars`: U+4E00–U+9FFF, all Han letters.
+            match bytes.get(i..i + 3).and_then(|c| c.first_chunk()) {
+                Some(&[b0, b1, b2])
+                    if (0xE5..=0xE9).contains(&b0) || (b0 == 0xE4 && b1 >= 0xB8) =>
+                {
+                    i += 3;
+                    scripts.han += 1;
+                    (b0 as u32 & 0x0F) << 12 | (b1 as u32 & 0x3F) << 6 | (b2 as u32 & 0x3F)
+                }
+                _ => {
+                    let c = text[i..]
+                        .chars()
+                        .next()
+                        .unwrap_or(char::REPLACEMENT_CHARACTER);
+                    i += c.len_utf8();
+                    if !is_word_char(c) {
+                        continue;
+                    }
+                    scripts.add(c);
+                    c as u32
+                }
+            }
+        };
+        window = (window << 21 | cp as u128) & mask;
+        count += 1;
+        if count >= n {
+            f(window);
+        }
+    }
+    if count > 0 && count < n {
+        f(window);
+    }
+    method_of(count, scripts)
+}
+
 /// The piece size, in bytes, past which [`chars_each`] packs a text a piece at a time.
 pub const PACK_PIECE: usize = 64 << 10;
 
@@ -213,8 +289,17 @@ pub(crate) mod tests {
                 kept.windows(n).map(|w| w.iter().collect()).collect()
             };
             // (`kept.len() == n` gives one window either way.)
-            proptest::prop_assert_eq!(collect(|f| chars_each(&s, n, f)), naive);
+            proptest::prop_assert_eq!(collect(|f| chars_each(&s, n, f)), naive.clone());
             proptest::prop_assert_eq!(PackedChars::new(&s).method(), detect_method(&s));
+            // The same n-grams as code points, and the same method.
+            let mut codes = Vec::new();
+            let method = char_codes_each(&s, n, |g| codes.push(g));
+            let packed: Vec<u128> = naive
+                .iter()
+                .map(|g| g.chars().fold(0u128, |h, c| h << 21 | c as u128))
+                .collect();
+            proptest::prop_assert_eq!(codes, packed);
+            proptest::prop_assert_eq!(method, detect_method(&s));
         }
     }
 }

@@ -5,9 +5,9 @@ use neardup::detect::{Detector, Verdict};
 use neardup::exact::ExactDetector;
 use neardup::imatch::{IMatchDetector, IMatchOptions, IMatcher};
 use neardup::minhash::{
-    band_key, candidate_probability, jaccard_estimate, jaccard_estimate_bits, jaccard_sorted,
-    keep_low_bits, optimal_param, Confirm, LshOptions, MinHashDetector, MinHashDetectorOptions,
-    MinHashLsh, MinHashOptions, MinHasher, Scheme,
+    band_key, candidate_probability, code_point_key, jaccard_estimate, jaccard_estimate_bits,
+    jaccard_sorted, keep_low_bits, optimal_param, Confirm, LshOptions, MinHashDetector,
+    MinHashDetectorOptions, MinHashLsh, MinHashOptions, MinHasher, Scheme,
 };
 use neardup::policy::{AutoDetector, LongMethod, Path, PolicyOptions};
 use neardup::shorttext::{
@@ -76,9 +76,21 @@ fn hasher(scheme: Scheme, seed: u64) -> MinHasher {
 /// digest v1". If one changes, the corresponding version must.
 #[test]
 fn spec_vectors() {
-    assert_eq!(MinHashOptions::default().scheme, Scheme::SimilaritySketch);
+    assert_eq!(MinHashOptions::default().scheme, Scheme::CodePointSketch);
     // (scheme, [Chinese char 5-grams: sig[..4], band key], [English word 3-grams: same])
     let vectors = [
+        (
+            // v3: code-point keys of character n-grams; word n-grams keep v2's keys.
+            Scheme::CodePointSketch,
+            (
+                [1575877143, 4074045402, 3460110966, 3706690065],
+                0x53c335f35d420bc0,
+            ),
+            (
+                [2400092844, 2585675447, 4048994095, 3718869077],
+                0x8382603ef8184207,
+            ),
+        ),
         (
             Scheme::SimilaritySketch,
             (
@@ -200,6 +212,31 @@ proptest! {
                 );
             }
         }
+    }
+
+    /// MinHash v3 is v2's sketch of the code-point keys of the text's character n-grams (cut
+    /// as `chars_each` cuts them) when `auto` cuts it into characters, and v2's signature
+    /// otherwise (word n-grams).
+    #[test]
+    fn v3_is_v2_of_code_point_keys(
+        v in prop::collection::vec(prop::sample::select(vec!['a', 'b', '中', '文', '字', ' ', '，', 'é', '1', 'か', 'ß']), 1..60),
+        n in 1usize..8,
+    ) {
+        let text: String = v.into_iter().collect();
+        let opts = |scheme| MinHashOptions { scheme, char_ngram: n, ..Default::default() };
+        let v3 = MinHasher::new(&opts(Scheme::CodePointSketch)).unwrap();
+        let v2 = MinHasher::new(&opts(Scheme::SimilaritySketch)).unwrap();
+        let want = if v2.shingles_for(&text) == neardup::minhash::Shingles::Chars && n <= 6 {
+            let mut keys = Vec::new();
+            neardup::features::chars_each(&text, n, |g| {
+                let g = std::str::from_utf8(g).unwrap();
+                keys.push(code_point_key(g.chars().fold(0u128, |h, c| h << 21 | c as u128)));
+            });
+            (!keys.is_empty()).then(|| v2.signature_of_keys(&keys))
+        } else {
+            v2.signature_normalized(&text)
+        };
+        prop_assert_eq!(v3.signature_normalized(&text), want);
     }
 
     /// Signatures are the minimum over the set: order and repetition do not matter.

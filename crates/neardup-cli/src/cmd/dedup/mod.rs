@@ -118,6 +118,12 @@ pub struct Args {
     /// docs/quality.md) [default: 8]. Refused with detectors that do not use it.
     #[arg(long, value_name = "BITS", value_parser = ["8", "16", "32"])]
     pub minhash_bits: Option<String>,
+    /// --method minhash and auto (long texts): the MinHash signature scheme, v3 (code points
+    /// of character n-grams packed and mixed), v2 (their bytes hashed with XXH3) or v1 (128
+    /// permutations) [default: v3; docs/fingerprint-spec.md]. Refused with detectors that do
+    /// not use it.
+    #[arg(long, value_name = "SCHEME", value_parser = ["v3", "v2", "v1"])]
+    pub minhash_scheme: Option<String>,
     /// Which document of a cluster is kept: first or longest.
     #[arg(long, default_value = "first", value_parser = ["first", "longest"])]
     pub keep: String,
@@ -257,10 +263,10 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
              pass --method minhash or auto to use them"
         );
     }
-    if args.minhash_bits.is_some() && !uses_threshold {
+    if (args.minhash_bits.is_some() || args.minhash_scheme.is_some()) && !uses_threshold {
         anyhow::bail!(
-            "--minhash-bits sets the signature entries of --method minhash and auto, and --method {det} would ignore it: it {what}; \
-             pass --method minhash or auto to use it"
+            "--minhash-bits and --minhash-scheme set the signatures of --method minhash and auto, and --method {det} would ignore them: it {what}; \
+             pass --method minhash or auto to use them"
         );
     }
     Ok(())
@@ -290,6 +296,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         word_ngram: args
             .minhash_word_ngram
             .map_or(DetectorSpec::default().word_ngram, |n| n as usize),
+        scheme: match &args.minhash_scheme {
+            Some(s) => s.parse()?,
+            None => DetectorSpec::default().scheme,
+        },
         bits: match &args.minhash_bits {
             Some(b) => b.parse()?,
             None => DetectorSpec::default().bits,
