@@ -288,12 +288,24 @@ impl MinHasher {
     /// MinHash v2 of a set of keys ([`Scheme::SimilaritySketch`]); `None` without keys. Each
     /// entry is `mix ^ (round · 0x9E3779B9)` of the bin's smallest `(round, mix)`.
     fn similarity_sketch(&self, keys: &[u32]) -> Option<Vec<u32>> {
+        self.similarity_sketch_from(keys, vec![u64::MAX; self.opts.num_perm], 0)
+    }
+
+    /// [`MinHasher::similarity_sketch`] with the bins `s` as rounds `0..first` left them.
+    fn similarity_sketch_from(
+        &self,
+        keys: &[u32],
+        mut s: Vec<u64>,
+        first: usize,
+    ) -> Option<Vec<u32>> {
         if keys.is_empty() {
             return None;
         }
         let n = self.opts.num_perm;
-        let mut s = vec![u64::MAX; n];
-        for (i, &k) in self.rounds.iter().enumerate() {
+        for (i, &k) in self.rounds.iter().enumerate().skip(first) {
+            if first > 0 && i == first && s.iter().all(|&v| v != u64::MAX) {
+                break;
+            }
             if i < n {
                 for &x in keys {
                     let y = mix32(x, k);
@@ -393,9 +405,10 @@ impl MinHasher {
         }
     }
 
-    /// MinHash v3's shingle keys of normalised `text`: code-point keys of its character
-    /// n-grams when it is cut into characters and `char_ngram` ≤ 6, v2's keys otherwise.
-    fn code_point_keys(&self, text: &str) -> Vec<u32> {
+    /// MinHash v3 of normalised `text`: v2's sketch of the code-point keys of its character
+    /// n-grams when it is cut into characters and `char_ngram` ≤ 6 (the sketch's first round
+    /// taken as the keys are made), of v2's keys otherwise.
+    fn code_point_sketch(&self, text: &str) -> Option<Vec<u32>> {
         let n = self.opts.char_ngram;
         let mut keys: Vec<u32> = Vec::with_capacity(text.len() / 3 + 1);
         let chars = match self.opts.shingles {
@@ -404,18 +417,29 @@ impl MinHasher {
             Shingles::Auto => !text.is_ascii(),
         };
         if chars && n <= MAX_CODES {
-            let method = char_codes_each(text, n, |g| keys.push(code_point_key(g)));
+            let bins = self.opts.num_perm;
+            let mut s = vec![u64::MAX; bins];
+            let k0 = self.rounds[0];
+            let method = char_codes_each(text, n, |g| {
+                let x = code_point_key(g);
+                keys.push(x);
+                // Round 0 of the sketch: values `(0, y)` compare as `y`.
+                let y = mix32(x, k0);
+                if let Some(b) = s.get_mut(bin_of(y, bins)) {
+                    *b = (*b).min(y as u64);
+                }
+            });
             if self.opts.shingles == Shingles::Chars || method != Method::Words {
-                return keys;
+                return self.similarity_sketch_from(&keys, s, 1);
             }
             keys.clear();
             words_each(text, self.opts.word_ngram, &mut |g| {
                 keys.push(fold32(xxh3(g)))
             });
-            return keys;
+            return self.similarity_sketch(&keys);
         }
         self.shingles_for_each(text, |g| keys.push(fold32(xxh3(g))));
-        keys
+        self.similarity_sketch(&keys)
     }
 
     /// The sorted, distinct 64-bit shingle hashes of normalised `text` (for exact Jaccard).
@@ -442,7 +466,7 @@ impl MinHasher {
     /// digit).
     pub fn signature_normalized(&self, text: &str) -> Option<Vec<u32>> {
         if self.opts.scheme == Scheme::CodePointSketch {
-            return self.similarity_sketch(&self.code_point_keys(text));
+            return self.code_point_sketch(text);
         }
         if self.opts.scheme == Scheme::SimilaritySketch {
             let mut keys: Vec<u32> = Vec::with_capacity(text.len() / 3 + 1);
