@@ -47,7 +47,7 @@ pub struct MinHashDetectorOptions {
     /// Confirmation.
     pub confirm: Confirm,
     /// Bits kept of each signature entry, 8, 16 or 32 (b-bit MinHash,
-    /// [`keep_low_bits`](crate::minhash::keep_low_bits)): the signatures the detector sketches,
+    /// [`keep_low_bits`]): the signatures the detector sketches,
     /// bands and stores are of these entries, and its estimate of their Jaccard similarity
     /// discounts the chance agreement of unrelated entries
     /// ([`jaccard_estimate_bits`](crate::minhash::jaccard_estimate_bits)). Default

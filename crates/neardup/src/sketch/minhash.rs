@@ -68,7 +68,7 @@ pub enum Scheme {
     /// MinHash v3: v2's sketch, with the key of a character n-gram of up to six letters and
     /// digits computed from its code points packed into one integer ([`code_point_key`], one
     /// multiply and an avalanche) instead of XXH3 of its UTF-8 bytes, cut in the same pass that
-    /// finds the letters ([`char_codes_each`](crate::features::char_codes_each)). Word n-grams
+    /// finds the letters ([`char_codes_each`]). Word n-grams
     /// and longer character n-grams keep v2's keys. The default.
     #[default]
     CodePointSketch,
@@ -190,7 +190,7 @@ fn bin_of(y: u32, n: usize) -> usize {
 }
 
 /// MinHash v3's key of a character n-gram packed by
-/// [`char_codes_each`](crate::features::char_codes_each): with `lo`, `hi` the low and high 64
+/// [`char_codes_each`]: with `lo`, `hi` the low and high 64
 /// bits of `g`, the 128-bit product `(lo ^ 0x9E3779B185EBCA87) · (hi ^ 0xC2B2AE3D27D4EB4F)`
 /// folded to 64 bits (low ^ high), XXH3's avalanche (`h ^= h >> 37; h *= 0x165667919E3779F9;
 /// h ^= h >> 32`), then [`fold32`].
