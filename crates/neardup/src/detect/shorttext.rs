@@ -294,8 +294,14 @@ pub fn similarity(measure: Measure, a: &str, b: &str, n: usize) -> f64 {
     }
 }
 
-/// Short-text detector: MinHash LSH candidates on character n-grams, confirmed by an exact
-/// measure on the stored confirmation texts.
+/// The most candidates [`ShortTextDetector`] confirms for one text: when more stored texts
+/// share a band with it (thousands can, in a stream of short texts that share phrases), those
+/// sharing the most bands — the likeliest near-duplicates — are confirmed, so a decision costs
+/// at most this many alignments however the stream repeats itself.
+pub const MAX_CONFIRMED: usize = 256;
+
+/// Short-text detector: MinHash LSH candidates on character n-grams (at most
+/// [`MAX_CONFIRMED`]), confirmed by an exact measure on the stored confirmation texts.
 #[derive(Debug, Clone)]
 pub struct ShortTextDetector {
     fp: Fingerprinter,
@@ -428,7 +434,7 @@ impl Detector for ShortTextDetector {
         let measure_reach = self.measure_reach();
         let my_letters = letters(&s.text);
         let mut out = Vec::new();
-        for slot in self.lsh.candidates(&s.keys) {
+        for slot in self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED) {
             let i = slot as usize;
             let (len, han, letters) = self.meta[i];
             let beyond_measure = my_letters.max(letters) > measure_reach;
@@ -511,6 +517,37 @@ mod tests {
         let sa = d.sketch(a).unwrap();
         d.insert(0, sa);
         d.find(&d.sketch(b).unwrap())
+    }
+
+    /// A stream of short texts that share a phrase made every new one a candidate of
+    /// thousands of stored ones, each aligned: decisions slowed without bound. At most
+    /// `MAX_CONFIRMED` are confirmed — those sharing the most bands, so a near-duplicate among
+    /// thousands of texts sharing only the phrase is still found.
+    #[test]
+    fn candidates_confirmed_are_bounded_and_the_near_duplicate_is_still_found() {
+        let mut d = detector(true);
+        let phrase = "今天的天气预报说明天会下雨";
+        for i in 0..2000u32 {
+            let tail: String = (0..6)
+                .map(|j| char::from_u32(0x4E00 + (i * 7 + j * 1013) % 20000).unwrap())
+                .collect();
+            let s = d.sketch(&format!("{phrase}，{tail}")).unwrap();
+            d.insert(i, s);
+        }
+        let original = "我们周末一起去爬山吧，山顶的风景非常漂亮，记得带上相机和水";
+        let s = d.sketch(original).unwrap();
+        d.insert(5000, s);
+        let query = format!(
+            "{phrase}，{}",
+            "我们周末一起去爬山吧，山顶的风景非常漂亮，记得带上相机和"
+        );
+        let q = d.sketch(&query).unwrap();
+        assert!(
+            d.lsh.candidates(&q.keys).len() > MAX_CONFIRMED,
+            "the phrase makes thousands of candidates"
+        );
+        let found = d.find(&q);
+        assert!(found.iter().any(|v| v.of == 5000), "{found:?}");
     }
 
     /// Reposts with a comment, a forwarding marker or an attribution added (found 47 % of the

@@ -216,6 +216,32 @@ impl MinHashLsh {
         out
     }
 
+    /// [`MinHashLsh::candidates`], but at most `max` of them: when more slots share a band key,
+    /// the `max` that share the most bands (of equally many, the earliest), ascending.
+    pub fn candidates_at_most(&self, keys: &[u64], max: usize) -> Vec<u32> {
+        let mut all = Vec::new();
+        self.prefetch(keys);
+        for (t, &k) in self.tables.iter().zip(keys) {
+            t.for_each(k, |s| all.push(s));
+        }
+        all.sort_unstable();
+        // (bands shared, slot) of each distinct slot.
+        let mut counted: Vec<(u32, u32)> = Vec::new();
+        for s in all {
+            match counted.last_mut() {
+                Some((n, last)) if *last == s => *n += 1,
+                _ => counted.push((1, s)),
+            }
+        }
+        if counted.len() > max {
+            let order = |a: &(u32, u32), b: &(u32, u32)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+            counted.select_nth_unstable_by(max, order);
+            counted.truncate(max);
+            counted.sort_unstable_by_key(|&(_, s)| s);
+        }
+        counted.into_iter().map(|(_, s)| s).collect()
+    }
+
     /// Distinct slots sharing at least one band key, ascending, exactly: `key_of(slot, band)`
     /// gives a slot's key in a band (from its stored signature, with [`band_key`]), asked only
     /// of the slots a table gives until one band agrees.
@@ -298,5 +324,44 @@ mod tests {
         // A slot is kept when any of its bands agrees.
         assert_eq!(l.candidates_where(&[hi | 7, k40], key_of), vec![2]);
         assert_eq!(l.candidates_where(&[hi | 1, k20], key_of), vec![0, 1]);
+    }
+
+    proptest::proptest! {
+        /// `candidates_at_most` is `candidates` when there are at most `max`; otherwise the
+        /// `max` slots sharing the most bands (of equally many, the earliest), ascending —
+        /// against counting every slot's shared bands by brute force.
+        #[test]
+        fn candidates_at_most_keeps_the_slots_sharing_most_bands(
+            stored in proptest::collection::vec(proptest::collection::vec(0u64..4, 4), 1..60),
+            query in proptest::collection::vec(0u64..4, 4),
+            max in 1usize..20,
+        ) {
+            let mut l = MinHashLsh::new(
+                8,
+                &LshOptions { params: Some((4, 2)), ..LshOptions::default() },
+            )
+            .unwrap();
+            // Keys are per band; distinct high bits so tags never collide.
+            let key = |band: usize, v: u64| (v + 1) << 40 | (band as u64) << 32 | 7;
+            for doc in &stored {
+                let keys: Vec<u64> = doc.iter().enumerate().map(|(b, &v)| key(b, v)).collect();
+                l.insert_keys(&keys);
+            }
+            let q: Vec<u64> = query.iter().enumerate().map(|(b, &v)| key(b, v)).collect();
+            let mut shared: Vec<(usize, u32)> = stored
+                .iter()
+                .enumerate()
+                .map(|(slot, doc)| {
+                    (doc.iter().zip(&query).filter(|(a, b)| a == b).count(), slot as u32)
+                })
+                .filter(|&(n, _)| n > 0)
+                .collect();
+            let all: Vec<u32> = shared.iter().map(|&(_, s)| s).collect();
+            proptest::prop_assert_eq!(l.candidates(&q), all.clone());
+            shared.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let mut want: Vec<u32> = shared.iter().take(max).map(|&(_, s)| s).collect();
+            want.sort_unstable();
+            proptest::prop_assert_eq!(l.candidates_at_most(&q, max), want);
+        }
     }
 }
