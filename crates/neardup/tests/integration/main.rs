@@ -8,7 +8,8 @@
 //! - `fingerprint`: the fingerprint spec's test vectors, the seeds' examples, robustness to
 //!   markup;
 //! - `methods`: MinHash, LSH banding, I-Match, exact digests, the short-text path and the `auto`
-//!   policy;
+//!   policy: spec vectors and detectors against brute force;
+//! - `minhash`: MinHash's and LSH banding's statistical properties;
 //! - `robustness`: arbitrary bytes and markup-shaped strings never panic on the text path.
 //!
 //! Two tests are binaries of their own: `tests/engine_crash.rs` (acknowledged documents survive
@@ -21,4 +22,5 @@ mod engine;
 mod engine_parity;
 mod fingerprint;
 mod methods;
+mod minhash;
 mod robustness;
