@@ -169,7 +169,20 @@ impl MinHashDetector {
         if self.opts.confirm == Confirm::None {
             return (1.0, true);
         }
-        let sim = self.estimate(a, b);
+        if a.len() != b.len() {
+            return self.judged(0, 0);
+        }
+        self.judged(a.iter().zip(b).filter(|(x, y)| x == y).count(), a.len())
+    }
+
+    /// The estimate from `equal` agreeing entries of `n` (0 without entries), and whether it
+    /// reaches the threshold: the one confirmation rule of [`Confirm::Estimate`].
+    fn judged(&self, equal: usize, n: usize) -> (f64, bool) {
+        let sim = if n == 0 {
+            0.0
+        } else {
+            from_equal_fraction(equal as f64 / n as f64, self.opts.bits)
+        };
         (sim, sim >= self.opts.lsh.threshold)
     }
 
@@ -239,14 +252,7 @@ impl Detector for MinHashDetector {
                     let sim = jaccard_sorted(q, &self.sets[i]);
                     (sim, sim >= t)
                 }
-                _ => {
-                    let equal = self.sigs.equal_entries(i, &s.signature);
-                    let sim = from_equal_fraction(
-                        equal as f64 / s.signature.len().max(1) as f64,
-                        self.opts.bits,
-                    );
-                    (sim, sim >= t)
-                }
+                _ => self.judged(self.sigs.equal_entries(i, &s.signature), s.signature.len()),
             };
             if duplicate {
                 out.push(Verdict {
