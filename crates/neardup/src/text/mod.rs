@@ -1,9 +1,11 @@
-//! Text to features: normalisation ([`normalize`]: HTML to text, NFKC ([`nfkc`]), width, case, space),
+//! Text to features: normalisation ([`normalize`]: HTML to text, NFKC ([`nfkc`]), then width, case and
+//! space, folded from NFKC's output a piece at a time),
 //! feature extraction ([`features`]: jieba TF-IDF words, character and word shingles) and the IDF
 //! dictionaries and stop words they use ([`idf`]). Output depends only on the input and the
 //! options.
 
 pub mod features;
+mod fold;
 pub mod idf;
 pub mod nfkc;
 pub mod normalize;

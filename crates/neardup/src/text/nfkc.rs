@@ -11,6 +11,9 @@
 
 use std::sync::LazyLock;
 
+use super::fold::is_unchanged_bmp;
+use super::packed::is_ideograph_lead;
+
 use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
@@ -19,14 +22,14 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 /// independently (UAX #15, "boundaries"). ASCII and the CJK Unified Ideographs block are
 /// answered at once; other characters (Chinese text's `。「」“”、`) from the tables.
 #[inline]
-fn is_stable_boundary(c: char) -> bool {
+fn is_stable_boundary(c: u32) -> bool {
     let i = c as usize;
-    if c.is_ascii() || matches!(i, 0x4E00..=0x9FFF) {
+    if c < 0x80 || matches!(i, 0x4E00..=0x9FFF) {
         true
     } else if i < 0x10000 {
         STABLE_BMP[i >> 6] >> (i & 63) & 1 == 1
     } else {
-        is_stable(c)
+        char::from_u32(c).is_some_and(is_stable)
     }
 }
 
@@ -52,9 +55,9 @@ static STABLE_BMP: LazyLock<Box<[u64]>> = LazyLock::new(|| {
 /// full-width ASCII variants (U+FF01..=U+FF5E), the ideographic space (U+3000) and the
 /// ellipsis (U+2026, three full stops).
 #[inline]
-fn ascii_nfkc(c: char) -> Option<&'static str> {
+fn ascii_nfkc(c: u32) -> Option<&'static str> {
     const PRINTABLE: &str = "!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~";
-    match c as u32 {
+    match c {
         x @ 0xFF01..=0xFF5E => {
             let at = (x - 0xFF01) as usize;
             Some(&PRINTABLE[at..at + 1])
@@ -65,70 +68,151 @@ fn ascii_nfkc(c: char) -> Option<&'static str> {
     }
 }
 
+/// The code point that starts at byte `i` of `s` (a character boundary), and its length.
+#[inline(always)]
+fn decode(s: &str, i: usize) -> (u32, usize) {
+    let b = s.as_bytes();
+    let x = b[i];
+    if x < 0x80 {
+        (u32::from(x), 1)
+    } else if x & 0xF0 == 0xE0 {
+        let c = (u32::from(x & 0x0F) << 12)
+            | (u32::from(b[i + 1] & 0x3F) << 6)
+            | u32::from(b[i + 2] & 0x3F);
+        (c, 3)
+    } else {
+        let c = s[i..].chars().next().expect("a character starts here");
+        (c as u32, c.len_utf8())
+    }
+}
+
 /// NFKC of `s`, or `None` when `s` is already in NFKC. Runs of ASCII and CJK ideographs are
 /// copied as they are, and a full-width ASCII variant (Chinese text's `，：；！？（）`), the
 /// ideographic space or the ellipsis is mapped to its ASCII form when what follows is such a
 /// run, another of them or the end (its NFKC is ASCII starters, which compose with nothing
 /// before them, and nothing after composes with them then); only the segments around other
-/// characters go through the full algorithm. That makes Chinese text several times faster than normalising everything,
-/// with identical output (property-tested).
+/// characters go through the full algorithm. That makes Chinese text several times faster than
+/// normalising everything, with identical output (property-tested).
 pub fn nfkc(s: &str) -> Option<String> {
-    // Up to the first character that is not a stable boundary, the text is its own NFKC
-    // (ASCII is skipped a byte at a time).
-    let ascii = s.bytes().position(|b| !b.is_ascii())?;
-    let first = ascii
-        + s[ascii..]
-            .char_indices()
-            .find(|&(_, c)| !is_stable_boundary(c))?
-            .0;
+    // Up to the first character that is not a stable boundary, the text is its own NFKC.
+    let mut i = s.bytes().position(|b| !b.is_ascii())?;
+    loop {
+        let (c, len) = decode(s, i);
+        if !is_stable_boundary(c) {
+            break;
+        }
+        i += len;
+        if i == s.len() {
+            return None;
+        }
+    }
     let mut out = String::with_capacity(s.len() + 16);
+    nfkc_each(s, &mut |piece, _| out.push_str(piece));
+    Some(out)
+}
+
+/// Writes the NFKC of `s` to `emit` a piece at a time (as [`nfkc`] computes it; the pieces
+/// concatenated are the result). The flag says that a piece is *clean*: no white space, and
+/// nothing the later steps change (ASCII but capitals, CJK punctuation, kana and ideographs;
+/// [`is_unchanged_bmp`]), so they may copy it as it is.
+pub(crate) fn nfkc_each(s: &str, emit: &mut impl FnMut(&str, bool)) {
+    let mut emit_nonempty = |p: &str, clean: bool| {
+        if !p.is_empty() {
+            emit(p, clean)
+        }
+    };
+    let mut segment = String::new();
+    let mut normalise = |p: &str, emit: &mut dyn FnMut(&str, bool)| {
+        segment.clear();
+        segment.extend(p.nfkc());
+        emit(&segment, false);
+    };
     let mut copied = 0; // input bytes already emitted
-                        // Start of the current segment: the character before the first unstable one.
-    let mut last_boundary = s[..first].char_indices().next_back().map_or(0, |(i, _)| i);
-    let mut slow = false;
-    let mut chars = s[first..]
-        .char_indices()
-        .map(|(i, c)| (first + i, c))
-        .peekable();
-    while let Some((i, c)) = chars.next() {
+    let mut last_boundary = 0; // start of the last stable boundary before the current character
+    let mut slow = false; // the characters from `copied` on need the full algorithm
+    let mut clean = true; // `s[copied..i]` is clean (when not slow)
+    let mut i = 0;
+    let b = s.as_bytes();
+    while i < s.len() {
+        if !slow {
+            // Runs of ASCII and of CJK ideographs (U+4E00..=U+9FFF: E4 B8 80 ..= E9 BF BF),
+            // every character a stable boundary, a byte comparison each.
+            let start = i;
+            let mut last = i;
+            loop {
+                match b.get(i) {
+                    Some(&x) if x < 0x80 => {
+                        let run = b[i..]
+                            .iter()
+                            .position(|x| !x.is_ascii())
+                            .unwrap_or(b.len() - i);
+                        if clean {
+                            clean = b[i..i + run]
+                                .iter()
+                                .all(|x| !(x.is_ascii_uppercase() || x.is_ascii_whitespace()));
+                        }
+                        i += run;
+                        last = i - 1;
+                    }
+                    Some(&x) if is_ideograph_lead(x, b[i + 1]) => {
+                        last = i;
+                        i += 3;
+                    }
+                    _ => break,
+                }
+            }
+            if i > start {
+                last_boundary = last;
+                continue;
+            }
+        }
+        let (c, len) = decode(s, i);
         if is_stable_boundary(c) {
             if slow {
-                out.extend(s[copied..i].nfkc());
+                normalise(&s[copied..i], &mut emit_nonempty);
                 copied = i;
                 slow = false;
+                clean = true;
             }
+            clean &= is_unchanged_bmp(c);
             last_boundary = i;
+            i += len;
             continue;
         }
         if let Some(a) = ascii_nfkc(c) {
-            let next_ok = chars
-                .peek()
-                .is_none_or(|&(_, n)| is_stable_boundary(n) || ascii_nfkc(n).is_some());
+            let next = i + len;
+            let next_ok = next == s.len() || {
+                let (n, _) = decode(s, next);
+                is_stable_boundary(n) || ascii_nfkc(n).is_some()
+            };
             if next_ok {
                 if slow {
-                    out.extend(s[copied..i].nfkc());
+                    normalise(&s[copied..i], &mut emit_nonempty);
                     slow = false;
                 } else {
-                    out.push_str(&s[copied..i]);
+                    emit_nonempty(&s[copied..i], clean);
                 }
-                out.push_str(a);
-                copied = i + c.len_utf8();
-                last_boundary = copied;
+                let a_clean = !a.bytes().any(|x| x.is_ascii_uppercase() || x == b' ');
+                emit_nonempty(a, a_clean);
+                copied = next;
+                last_boundary = next;
+                clean = true;
+                i = next;
                 continue;
             }
         }
         if !slow {
-            out.push_str(&s[copied..last_boundary]);
+            emit_nonempty(&s[copied..last_boundary], clean);
             copied = last_boundary;
             slow = true;
         }
+        i += len;
     }
     if slow {
-        out.extend(s[copied..].nfkc());
+        normalise(&s[copied..], &mut emit_nonempty);
     } else {
-        out.push_str(&s[copied..]);
+        emit_nonempty(&s[copied..], clean);
     }
-    Some(out)
 }
 
 #[cfg(test)]
@@ -143,7 +227,7 @@ mod tests {
             .filter_map(char::from_u32)
         {
             let want: String = std::iter::once(c).nfkc().collect();
-            assert_eq!(ascii_nfkc(c), Some(want.as_str()), "{c:?}");
+            assert_eq!(ascii_nfkc(c as u32), Some(want.as_str()), "{c:?}");
         }
     }
 

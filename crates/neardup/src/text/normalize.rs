@@ -23,7 +23,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::fold::Folder;
 pub use super::nfkc::nfkc;
+use super::nfkc::nfkc_each;
 
 /// When to treat input as HTML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -141,65 +143,23 @@ impl Normalizer {
         };
         // Intermediate copies are dropped as soon as the next step has consumed them, so a
         // huge document needs at most the input plus two copies at any time.
-        let mut owned: Option<String> =
+        let owned: Option<String> =
             is_html.then(|| html_to_text_with(text, self.opts.main_content));
-        if self.opts.nfkc {
-            if let Some(t) = nfkc(owned.as_deref().unwrap_or(text)) {
-                owned = Some(t);
-            }
-        }
         let s: &str = owned.as_deref().unwrap_or(text);
-        self.fold(s)
-    }
-
-    /// The steps after NFKC (width, case, white space) over `s`.
-    fn fold(&self, s: &str) -> String {
-        let mut out = String::with_capacity(s.len());
-        let mut pending_space = false;
-        for c in s.chars() {
-            if c.is_ascii() && self.opts.whitespace && self.opts.lowercase {
-                // Fast path for ASCII (the common case in every script's text).
-                if c.is_ascii_whitespace() {
-                    pending_space = !out.is_empty();
-                    continue;
-                }
-                if pending_space {
-                    out.push(' ');
-                    pending_space = false;
-                }
-                out.push(c.to_ascii_lowercase());
-                continue;
-            }
-            if matches!(c as u32, 0x2010..=0x2027 | 0x2030..=0x205E | 0x3001..=0x9FFF) {
-                // General punctuation (but its spaces and separators), CJK symbols, kana and
-                // ideographs: no case, not white space, not full-width ASCII.
-                if pending_space {
-                    out.push(' ');
-                    pending_space = false;
-                }
-                out.push(c);
-                continue;
-            }
-            let c = if self.opts.width { to_half_width(c) } else { c };
-            if self.opts.whitespace && c.is_whitespace() {
-                pending_space = !out.is_empty();
-                continue;
-            }
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
-            }
-            if self.opts.lowercase {
-                if c.is_ascii() {
-                    out.push(c.to_ascii_lowercase());
+        // The steps after NFKC (width, case, white space) fold what NFKC writes, piece by piece.
+        let mut f = Folder::new(&self.opts, s.len());
+        if self.opts.nfkc {
+            nfkc_each(s, &mut |piece, clean| {
+                if clean {
+                    f.push_clean(piece)
                 } else {
-                    out.extend(c.to_lowercase());
+                    f.push(piece)
                 }
-            } else {
-                out.push(c);
-            }
+            });
+        } else {
+            f.push(s);
         }
-        out
+        f.finish()
     }
 }
 
@@ -675,20 +635,6 @@ mod tests {
         assert_eq!(n.normalize("ＡＢＣ１２３，中文"), "abc123,中文");
     }
 
-    /// Every character `normalize` copies without its general steps is one those steps leave
-    /// as it is: not white space, no lower case of its own, not a full-width form.
-    #[test]
-    fn fast_ranges_are_unchanged_by_the_general_steps() {
-        let fast = (0x2010..=0x2027u32)
-            .chain(0x2030..=0x205E)
-            .chain(0x3001..=0x9FFF);
-        for c in fast.filter_map(char::from_u32) {
-            assert!(!c.is_whitespace(), "{c:?}");
-            assert_eq!(to_half_width(c), c, "{c:?}");
-            assert!(c.to_lowercase().eq(std::iter::once(c)), "{c:?}");
-        }
-    }
-
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
         /// The per-thread memo never changes a result: texts normalised in any order, repeated,
@@ -712,6 +658,32 @@ mod tests {
                 let n = if alt { &other } else { &plain };
                 proptest::prop_assert_eq!(n.normalize_remembered(&texts[i]), n.normalize(&texts[i]));
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// NFKC and the steps after it, fused (clean pieces copied without a second look),
+        /// equal the full NFKC algorithm followed by the steps, under every combination of
+        /// the steps' options.
+        #[test]
+        fn fused_steps_equal_nfkc_then_fold(
+            v in proptest::collection::vec(proptest::sample::select(vec![
+                'a', 'Z', ' ', '\t', '\n', '1', ',', '中', '文', '一', '\u{4DFF}', '，', '。', '“', '、',
+                'Ａ', 'ｚ', '１', '\u{3000}', '\u{00A0}', '…', '\u{0301}', 'é', 'É', 'ﬁ', '①', '㍿',
+                'か', '\u{3099}', 'ｶ', 'ﾞ', 'Σ', 'İ', '😀', '─', '\u{2028}', '\u{2010}', '\u{FF5E}',
+            ]), 0..50),
+            width in proptest::bool::ANY, lowercase in proptest::bool::ANY, whitespace in proptest::bool::ANY,
+        ) {
+            use unicode_normalization::UnicodeNormalization;
+            let opts = NormalizeOptions {
+                html: HtmlMode::Never, width, lowercase, whitespace, ..NormalizeOptions::default()
+            };
+            let s: String = v.into_iter().collect();
+            let full: String = s.nfkc().collect();
+            let mut f = Folder::new(&opts, 0);
+            f.push(&full);
+            proptest::prop_assert_eq!(Normalizer::new(opts.clone()).normalize(&s), f.finish());
         }
     }
 

@@ -40,6 +40,13 @@ pub fn chars_each<F: FnMut(&[u8])>(text: &str, n: usize, mut f: F) {
     }
 }
 
+/// Whether a UTF-8 lead byte `b0`, followed by `b1`, starts a character of U+4E00..=U+9FFF,
+/// the CJK Unified Ideographs (`E4 B8 80` ..= `E9 BF BF`), all of them Han letters.
+#[inline(always)]
+pub(crate) fn is_ideograph_lead(b0: u8, b1: u8) -> bool {
+    (0xE5..=0xE9).contains(&b0) || (b0 == 0xE4 && b1 >= 0xB8)
+}
+
 /// The longest character n-gram [`char_codes_each`] packs: six 21-bit code points fill 126
 /// of 128 bits.
 pub const MAX_CODES: usize = 6;
@@ -83,9 +90,7 @@ pub fn char_codes_each<F: FnMut(u128)>(text: &str, n: usize, mut f: F) -> Method
         } else {
             // Fast path, as `PackedChars`: U+4E00–U+9FFF, all Han letters.
             match bytes.get(i..i + 3).and_then(|c| c.first_chunk()) {
-                Some(&[b0, b1, b2])
-                    if (0xE5..=0xE9).contains(&b0) || (b0 == 0xE4 && b1 >= 0xB8) =>
-                {
+                Some(&[b0, b1, b2]) if is_ideograph_lead(b0, b1) => {
                     i += 3;
                     scripts.han += 1;
                     (b0 as u32 & 0x0F) << 12 | (b1 as u32 & 0x3F) << 6 | (b2 as u32 & 0x3F)
@@ -174,7 +179,7 @@ impl PackedChars {
             // Fast path: lead bytes E5–E9, and E4 followed by B8–BF, encode U+4E00–U+9FFF,
             // all Han letters.
             if let Some(&[b0, b1, b2]) = bytes.get(i..i + 3).and_then(|c| c.first_chunk()) {
-                if (0xE5..=0xE9).contains(&b0) || (b0 == 0xE4 && b1 >= 0xB8) {
+                if is_ideograph_lead(b0, b1) {
                     starts.push(kept.len() as u32);
                     kept.extend_from_slice(&[b0, b1, b2]);
                     scripts.han += 1;
