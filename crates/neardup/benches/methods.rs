@@ -1,7 +1,7 @@
 //! Throughput of the sketches besides simhash: MinHash signatures (128 slots, v2 and v1 side by
 //! side with the bound of both, cutting and hashing the shingles; Chinese 5-grams and English
 //! word 3-grams), LSH banding, I-Match digests, exact digests, and the short-text path
-//! (sketch + find against 5,000 indexed texts). Reads real text from the corpora
+//! (sketch + find against 5,000 indexed texts) and its containment alignment. Reads real text from the corpora
 //! (`NEARDUP_CORPORA` or `../../../shared/corpora`) when present, else the test fixtures.
 //! Every benchmark also checks its result.
 
@@ -272,11 +272,70 @@ fn bench_veto(c: &mut Criterion) {
     g.finish();
 }
 
+/// The short path's containment measure (`contained_similarity_at_least`, semi-global edit
+/// distance): pieces of 三国演义 of 60–460 characters, each with one character in ten replaced,
+/// against the passage around them (aligned in full), and against another passage (refused,
+/// mostly by the character-count bound).
+fn bench_alignment(c: &mut Criterion) {
+    use neardup::detect::alignment::contained_similarity_at_least;
+    let chars: Vec<char> = texts(
+        "zh_sanguo_yanyi.jsonl",
+        include_str!("../tests/fixtures/sanguo_ch1.txt"),
+        1 << 20,
+    )
+    .concat()
+    .chars()
+    .filter(|c| !c.is_whitespace())
+    .collect();
+    let n = chars.len();
+    let mut pairs = Vec::new();
+    for k in 0..200usize {
+        let len = 60 + (k * 37) % 400;
+        let at = (k * 7919) % (n - 3 * len);
+        let piece: String = chars[at + len..at + 2 * len]
+            .iter()
+            .enumerate()
+            .map(|(i, &ch)| if i % 10 == 5 { '的' } else { ch })
+            .collect();
+        let around: String = chars[at..at + 3 * len].iter().collect();
+        let other_at = (at + n / 2) % (n - 3 * len);
+        let other: String = chars[other_at..other_at + 3 * len].iter().collect();
+        pairs.push((piece, around, other));
+    }
+    // Result check: every piece is found around its place, at 0.8 (one edit in ten at most),
+    // and none in the other passage.
+    for (piece, around, other) in &pairs {
+        let inside = contained_similarity_at_least(piece, around, 0.8);
+        assert!(inside.is_some_and(|s| s >= 0.8), "{inside:?}");
+        assert_eq!(contained_similarity_at_least(piece, other, 0.8), None);
+    }
+    let mut g = c.benchmark_group("alignment");
+    g.throughput(criterion::Throughput::Elements(pairs.len() as u64));
+    for (name, against_other) in [
+        ("contained/sanguo-200-pieces", false),
+        ("refused/sanguo-200-pieces", true),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                pairs
+                    .iter()
+                    .filter(|(piece, around, other)| {
+                        let long = if against_other { other } else { around };
+                        contained_similarity_at_least(black_box(piece), long, 0.8).is_some()
+                    })
+                    .count()
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_minhash,
     bench_imatch_exact,
     bench_short,
-    bench_veto
+    bench_veto,
+    bench_alignment
 );
 criterion_main!(benches);

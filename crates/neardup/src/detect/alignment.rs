@@ -15,14 +15,15 @@
 //! ```
 
 /// `1 − d / |short|` for the semi-global edit distance `d` of `short` inside `long` (see the
-/// module docs); 0 for an empty `short`. Cost O(|short| · |long|) time, O(|long|) memory.
+/// module docs); 0 for an empty `short`. Cost O(|long| · ⌈|short| / 64⌉) time, O(|short| +
+/// |long|) memory.
 pub fn contained_similarity(short: &str, long: &str) -> f64 {
     contained_similarity_at_least(short, long, 0.0).unwrap_or(0.0)
 }
 
 /// [`contained_similarity`] when it is at least `min`, `None` otherwise — cheaper on pairs
-/// that fall short: the alignment stops at the first row whose every cell already costs more
-/// than `min` allows (a row's minimum never decreases down the rows).
+/// that fall short: two linear bounds (characters without a partner in `long`, and 3-grams
+/// not in it) refuse most of them before any alignment.
 ///
 /// ```
 /// use neardup::detect::alignment::contained_similarity_at_least;
@@ -40,25 +41,79 @@ pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Optio
     if missing_at_least(&s, &l, budget + 1) || too_few_shared_trigrams(&s, &l, budget) {
         return None;
     }
-    // row[j]: cost of aligning s[..i] to a substring of l ending at j (free start).
-    let mut row = vec![0usize; l.len() + 1];
-    let mut next = vec![0usize; l.len() + 1];
-    for (i, &c) in s.iter().enumerate() {
-        next[0] = i + 1;
-        let mut low = next[0];
-        for j in 1..=l.len() {
-            let sub = row[j - 1] + usize::from(l[j - 1] != c);
-            next[j] = sub.min(row[j] + 1).min(next[j - 1] + 1);
-            low = low.min(next[j]);
-        }
-        std::mem::swap(&mut row, &mut next);
-        if low > budget {
-            return None;
-        }
-    }
-    let d = row.iter().copied().min().unwrap_or(s.len());
+    let d = semi_global_distance(&s, &l);
     let score = 1.0 - d as f64 / s.len() as f64;
     (score >= min).then_some(score)
+}
+
+/// The fewest edits that turn `s` (not empty) into some substring of `l`: the least value of
+/// the last row of the semi-global edit-distance table, whose first row is all zeros (a match
+/// may start anywhere in `l`) — the table the tests build row by row — computed 64 rows
+/// at a time by bit-parallel columns (Myers 1999, in blocks as Hyyrö 2003): for each
+/// character of `l` a block holds its 64 rows' vertical differences (+1, −1 or 0) in two
+/// words, and passes the horizontal difference of its last row to the block below. Time
+/// O(|l| · ⌈|s| / 64⌉) instead of O(|l| · |s|).
+fn semi_global_distance(s: &[char], l: &[char]) -> usize {
+    let blocks = s.len().div_ceil(64);
+    // `peq[k * blocks + b]`: the rows of block `b` where `s` has the `k`-th distinct character.
+    let mut index: std::collections::HashMap<char, usize, crate::hash::FastBuild> =
+        Default::default();
+    let mut peq: Vec<u64> = Vec::new();
+    for (i, &c) in s.iter().enumerate() {
+        let k = *index.entry(c).or_insert_with(|| {
+            peq.resize(peq.len() + blocks, 0);
+            peq.len() / blocks - 1
+        });
+        peq[k * blocks + i / 64] |= 1 << (i % 64);
+    }
+    let none = vec![0u64; blocks];
+    // Vertical differences: `pv` rows where the value grows by one down the column, `mv`
+    // where it shrinks by one (initially every row one more than the row above: column 0).
+    let mut pv = vec![u64::MAX; blocks];
+    let mut mv = vec![0u64; blocks];
+    let last = 1u64 << ((s.len() - 1) % 64);
+    let mut score = s.len(); // the last row's value at the current column
+    let mut best = score;
+    for c in l {
+        let eqs = match index.get(c) {
+            Some(&k) => &peq[k * blocks..(k + 1) * blocks],
+            None => &none[..],
+        };
+        // The horizontal difference entering the top block: the first row is all zeros.
+        let mut h_in: i32 = 0;
+        for b in 0..blocks {
+            let high = if b + 1 == blocks { last } else { 1 << 63 };
+            let (p, m) = (pv[b], mv[b]);
+            let mut eq = eqs[b];
+            let xv = eq | m;
+            if h_in < 0 {
+                eq |= 1;
+            }
+            let xh = (((eq & p).wrapping_add(p)) ^ p) | eq;
+            let mut ph = m | !(xh | p);
+            let mut mh = p & xh;
+            let h_out = if ph & high != 0 {
+                1
+            } else if mh & high != 0 {
+                -1
+            } else {
+                0
+            };
+            ph <<= 1;
+            mh <<= 1;
+            if h_in < 0 {
+                mh |= 1;
+            } else if h_in > 0 {
+                ph |= 1;
+            }
+            pv[b] = mh | !(xv | ph);
+            mv[b] = ph & xv;
+            h_in = h_out;
+        }
+        score = (score as i64 + h_in as i64) as usize;
+        best = best.min(score);
+    }
+    best
 }
 
 /// The q-gram lemma for q = 3: an edit touches at most three of `s`'s character 3-grams, so
@@ -89,27 +144,44 @@ fn missing_at_least(s: &[char], l: &[char], floor: usize) -> bool {
     if floor > s.len() {
         return false;
     }
-    // The distinct characters of `s` with their counts, sorted for binary search.
-    let mut counts: Vec<(char, u32)> = Vec::with_capacity(s.len());
-    let mut sorted = s.to_vec();
-    sorted.sort_unstable();
-    for c in sorted {
-        match counts.last_mut() {
-            Some((d, n)) if *d == c => *n += 1,
-            _ => counts.push((c, 1)),
+    // The characters of `s` with their counts, in an open-addressed table (linear probing,
+    // at most half full — 2^22 slots hold every code point twice over; `EMPTY` is no
+    // character).
+    const EMPTY: u32 = u32::MAX;
+    let bits = (2 * s.len())
+        .next_power_of_two()
+        .trailing_zeros()
+        .clamp(4, 22);
+    let mask = (1usize << bits) - 1;
+    let slot_of = |c: u32| (c.wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize;
+    let mut table = vec![(EMPTY, 0u32); mask + 1];
+    for &c in s {
+        let mut i = slot_of(c as u32);
+        while table[i].0 != EMPTY && table[i].0 != c as u32 {
+            i = (i + 1) & mask;
         }
+        table[i] = (c as u32, table[i].1 + 1);
     }
     // Characters of `s` not yet given a partner.
     let mut missing = s.len();
-    for c in l {
-        if let Ok(i) = counts.binary_search_by_key(c, |&(d, _)| d) {
-            if counts[i].1 > 0 {
-                counts[i].1 -= 1;
-                missing -= 1;
-                if missing < floor {
-                    return false;
+    for &c in l {
+        let mut i = slot_of(c as u32);
+        loop {
+            let (d, n) = &mut table[i];
+            if *d == c as u32 {
+                if *n > 0 {
+                    *n -= 1;
+                    missing -= 1;
+                    if missing < floor {
+                        return false;
+                    }
                 }
+                break;
             }
+            if *d == EMPTY {
+                break;
+            }
+            i = (i + 1) & mask;
         }
     }
     missing >= floor
@@ -120,7 +192,36 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The semi-global edit-distance table row by row (the definition): the least value of
+    /// its last row.
+    fn semi_global_distance_table(s: &[char], l: &[char]) -> usize {
+        let mut row = vec![0usize; l.len() + 1];
+        let mut next = vec![0usize; l.len() + 1];
+        for (i, &c) in s.iter().enumerate() {
+            next[0] = i + 1;
+            for j in 1..=l.len() {
+                let sub = row[j - 1] + usize::from(l[j - 1] != c);
+                next[j] = sub.min(row[j] + 1).min(next[j - 1] + 1);
+            }
+            std::mem::swap(&mut row, &mut next);
+        }
+        row.iter().copied().min().unwrap_or(s.len())
+    }
+
     proptest! {
+        /// The bit-parallel columns give the table's distance, for texts of one block and of
+        /// several (a block boundary anywhere), over small and large alphabets.
+        #[test]
+        fn bit_parallel_equals_the_table(
+            s in proptest::collection::vec(proptest::sample::select(vec!['a', 'b', 'c', '中', '文']), 1..200),
+            l in proptest::collection::vec(proptest::sample::select(vec!['a', 'b', 'c', 'd', '中', '文']), 0..260),
+            cut in 0usize..200,
+        ) {
+            // Often make `s` nearly contained: `l` holds a piece of it.
+            let l: Vec<char> = if cut < s.len() { l.iter().chain(&s[cut..]).copied().collect() } else { l };
+            prop_assert_eq!(semi_global_distance(&s, &l), semi_global_distance_table(&s, &l));
+        }
+
         /// The early-stopping form answers exactly what the full alignment gives, above `min`.
         #[test]
         fn at_least_equals_the_full_alignment(s in "[a-d]{0,15}", l in "[a-d]{0,30}", min in 0.0f64..1.0) {
@@ -138,6 +239,29 @@ mod tests {
             let d = ((1.0 - contained_similarity(&s, &l)) * sc.len() as f64).round() as usize;
             prop_assert!(!missing_at_least(&sc, &lc, d + 1));
             prop_assert!(missing_at_least(&sc, &lc, 0));
+        }
+
+        /// The count of characters without a partner is what counting with a map gives, at
+        /// every floor.
+        #[test]
+        fn missing_characters_are_counted_exactly(
+            s in proptest::collection::vec(proptest::sample::select(vec!['a', 'b', 'c', '中', '文', '😀', '\u{10FFFF}']), 1..120),
+            l in proptest::collection::vec(proptest::sample::select(vec!['a', 'b', 'd', '中', '😀', '\u{0}']), 0..200),
+        ) {
+            let mut counts: std::collections::HashMap<char, usize> = Default::default();
+            for &c in &s {
+                *counts.entry(c).or_default() += 1;
+            }
+            let mut missing = s.len();
+            for c in &l {
+                if let Some(n) = counts.get_mut(c).filter(|n| **n > 0) {
+                    *n -= 1;
+                    missing -= 1;
+                }
+            }
+            for floor in 0..=s.len() + 1 {
+                prop_assert_eq!(missing_at_least(&s, &l, floor), missing >= floor, "floor {}", floor);
+            }
         }
 
         /// The 3-gram bound refuses only pairs the alignment refuses: never at the alignment's
