@@ -165,16 +165,57 @@ fn letters(text: &str) -> u32 {
         .count() as u32
 }
 
+/// The runs of digits (numerals, [`is_numeric`](crate::features::is_numeric)) of `t`, in
+/// order: what splitting at every other character and dropping the empty pieces gives, read a
+/// byte at a time over ASCII and the CJK ideographs ([`numeral_at`](crate::features::numeral_at)).
+fn digit_runs(t: &str) -> DigitRuns<'_> {
+    DigitRuns { t, at: 0 }
+}
+
+/// The iterator of [`digit_runs`].
+struct DigitRuns<'a> {
+    t: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for DigitRuns<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let n = self.t.len();
+        let mut i = self.at;
+        // Skip to the first numeral, then to the first character after the run.
+        let start = loop {
+            if i >= n {
+                self.at = n;
+                return None;
+            }
+            let (numeral, len) = crate::features::numeral_at(self.t, i);
+            if numeral {
+                break i;
+            }
+            i += len;
+        };
+        while i < n {
+            let (numeral, len) = crate::features::numeral_at(self.t, i);
+            if !numeral {
+                break;
+            }
+            i += len;
+        }
+        self.at = i;
+        Some(&self.t[start..i])
+    }
+}
+
 /// Whether every run of digits of `short` is also a run of digits of `long`.
 pub fn numbers_contained(short: &str, long: &str) -> bool {
-    let runs = |t: &str| -> Vec<String> {
-        t.split(|c: char| !crate::features::is_numeric(c))
-            .filter(|r| !r.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    let theirs = runs(long);
-    runs(short).iter().all(|r| theirs.contains(r))
+    let mut mine = digit_runs(short).peekable();
+    if mine.peek().is_none() {
+        return true;
+    }
+    let theirs: Vec<&str> = digit_runs(long).collect();
+    mine.all(|r| theirs.contains(&r))
 }
 
 /// The containment score of two confirmation texts (`chars`: their letters/digits) under
@@ -240,13 +281,7 @@ pub fn confirmation_text(text: &str) -> String {
 
 /// Whether the runs of digits of `a` and `b` are the same, in the same order.
 pub fn same_numbers(a: &str, b: &str) -> bool {
-    let runs = |t: &'_ str| {
-        t.split(|c: char| !crate::features::is_numeric(c))
-            .filter(|r| !r.is_empty())
-            .map(str::to_owned)
-            .collect::<Vec<_>>()
-    };
-    runs(a) == runs(b)
+    digit_runs(a).eq(digit_runs(b))
 }
 
 /// Character n-gram hashes of a confirmation text (spaces skipped), unsorted.
@@ -433,6 +468,8 @@ impl Detector for ShortTextDetector {
         // near-duplicates by edits), nor two such texts compared.
         let measure_reach = self.measure_reach();
         let my_letters = letters(&s.text);
+        // Its runs of digits, once for all candidates (`same_numbers` with each).
+        let my_runs: Vec<&str> = digit_runs(&s.text).collect();
         let mut out = Vec::new();
         for slot in self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED) {
             let i = slot as usize;
@@ -447,7 +484,7 @@ impl Detector for ShortTextDetector {
             let (lo, hi) = (len.min(s.chars) as f64, len.max(s.chars) as f64);
             let measured = if beyond_measure
                 || (self.opts.measure == Measure::Levenshtein && lo / hi < t)
-                || (self.opts.numbers_must_match && !same_numbers(&s.text, other))
+                || (self.opts.numbers_must_match && !digit_runs(other).eq(my_runs.iter().copied()))
             {
                 None
             } else {
@@ -600,6 +637,29 @@ mod tests {
             "【某某银行】您的验证码是106577，五分钟内有效，请勿告诉他人，谢谢"
         )
         .is_empty());
+    }
+
+    proptest::proptest! {
+        /// The digit-run checks answer what comparing the collected runs answers.
+        #[test]
+        fn digit_run_checks_equal_collected_runs(
+            a in proptest::collection::vec(proptest::sample::select(vec!['1', '2', '3', 'a', ' ', '中', '〇', '²', '٣', '①', '\u{4DFF}', '😀']), 0..24),
+            b in proptest::collection::vec(proptest::sample::select(vec!['1', '2', '3', 'a', ' ', '中', '〇', '²', '٣', '①', '\u{4DFF}', '😀']), 0..24),
+        ) {
+            let (a, b): (String, String) = (a.into_iter().collect(), b.into_iter().collect());
+            let runs = |t: &str| -> Vec<String> {
+                t.split(|c: char| !crate::features::is_numeric(c))
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            };
+            proptest::prop_assert_eq!(same_numbers(&a, &b), runs(&a) == runs(&b));
+            let theirs = runs(&b);
+            proptest::prop_assert_eq!(
+                numbers_contained(&a, &b),
+                runs(&a).iter().all(|r| theirs.contains(r))
+            );
+        }
     }
 
     #[test]

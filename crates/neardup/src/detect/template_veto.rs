@@ -60,7 +60,7 @@ use crate::detect::containment::{
 };
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
-use crate::features::{is_alphanumeric, is_numeric, PackedChars, PACK_PIECE};
+use crate::features::{is_alphanumeric, numeral_at, PackedChars, PACK_PIECE};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
 use crate::minhash::{fold32, MinHashOptions, MinHasher, Scheme, Shingles};
@@ -354,12 +354,7 @@ impl VetoRules {
         // Digits are left out of the distinct part: copies that differ only in counters, dates
         // or view counts must not look distinct.
         // Not remembered: the whole document (normalised by the inner detector) stays so.
-        let kept: String = self
-            .fp
-            .normalize(&kept)
-            .chars()
-            .filter(|&c| !is_numeric(c))
-            .collect();
+        let kept = without_numerals(self.fp.normalize(&kept));
         // Its letters, packed once for both shingle sizes.
         let packed = Self::pack(&kept);
         let part = match &packed {
@@ -480,6 +475,30 @@ impl VetoRules {
         mine_distinct_lines
             .iter()
             .any(|k| their_lines.binary_search(k).is_ok())
+    }
+}
+
+/// `s` without its numerals ([`is_numeric`](crate::features::is_numeric) characters): `s` itself when it has none, else a
+/// copy of the runs between them, read a byte at a time over ASCII and the CJK ideographs
+/// ([`numeral_at`]).
+fn without_numerals(s: String) -> String {
+    let mut out: Option<String> = None;
+    let (mut run, mut i) = (0, 0);
+    while i < s.len() {
+        let (numeral, len) = numeral_at(&s, i);
+        if numeral {
+            out.get_or_insert_with(|| String::with_capacity(s.len()))
+                .push_str(&s[run..i]);
+            run = i + len;
+        }
+        i += len;
+    }
+    match out {
+        None => s,
+        Some(mut o) => {
+            o.push_str(&s[run..]);
+            o
+        }
     }
 }
 

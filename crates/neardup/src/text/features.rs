@@ -38,6 +38,7 @@ use crate::hash::{xxh3, FastBuild};
 use crate::idf::{IdfTable, StopWords};
 use crate::simhash::{UnitAccumulator, WeightedAccumulator};
 
+pub(crate) use super::packed::is_ideograph_lead;
 pub use super::packed::{char_codes_each, chars_each, PackedChars, MAX_CODES, PACK_PIECE};
 
 /// The feature method.
@@ -502,6 +503,22 @@ pub(crate) fn is_numeric(c: char) -> bool {
         BMP.numeric[i >> 6] >> (i & 63) & 1 == 1
     } else {
         c.is_numeric()
+    }
+}
+
+/// Whether the character starting at byte `i` of `s` (a character boundary) is a numeral
+/// ([`is_numeric`]), and its length in bytes: ASCII and the CJK ideographs (none a numeral) are
+/// answered from their bytes, other characters decoded.
+#[inline(always)]
+pub(crate) fn numeral_at(s: &str, i: usize) -> (bool, usize) {
+    let b = s.as_bytes();
+    match b[i] {
+        x if x < 0x80 => (x.is_ascii_digit(), 1),
+        x if is_ideograph_lead(x, b[i + 1]) => (false, 3),
+        _ => {
+            let c = s[i..].chars().next().expect("a character starts here");
+            (is_numeric(c), c.len_utf8())
+        }
     }
 }
 

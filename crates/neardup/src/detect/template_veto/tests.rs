@@ -166,6 +166,14 @@ proptest::proptest! {
         proptest::prop_assert_eq!(rules.non_space_normalized(&n), non_space_chars(&n));
     }
 
+    /// Dropping numerals run by run equals filtering the characters.
+    #[test]
+    fn without_numerals_equals_the_character_filter(v in proptest::collection::vec(proptest::sample::select(vec!['a', '7', '中', '〇', '一', '²', '①', '٣', 'Ⅻ', ' ', '，', '😀', '\u{4DFF}', '\u{9FFF}']), 0..80)) {
+        let s: String = v.into_iter().collect();
+        let want: String = s.chars().filter(|&c| !crate::features::is_numeric(c)).collect();
+        proptest::prop_assert_eq!(without_numerals(s), want);
+    }
+
     /// The distinct part's sketch from its packed letters equals the one from its text
     /// (what parts past `PACK_PIECE` bytes take).
     #[test]
