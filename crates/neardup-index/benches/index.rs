@@ -1,9 +1,9 @@
 //! Criterion benches at N = 1M (uniform + 2% near-duplicates at distance 0–3 + 1% at 4–6), k = 3:
-//! build, single query, batch query, all pairs, linear scan, and a planted hot cluster. Each
+//! build, single query, batch query (block tables and the lean index), all pairs, linear scan, and a planted hot cluster. Each
 //! bench first asserts that its result equals the linear scan on a sample.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use neardup_index::random::{clustered, corpus, flip_bits, SplitMix64};
-use neardup_index::{all_pairs, all_pairs_with, linear_search, HammingIndex, Layout};
+use neardup_index::{all_pairs, all_pairs_with, linear_search, HammingIndex, Layout, LeanIndex};
 use std::hint::black_box;
 use std::ops::ControlFlow;
 
@@ -55,6 +55,9 @@ fn bench_index(c: &mut Criterion) {
             b.iter(|| HammingIndex::build(l.clone(), black_box(&e)).unwrap())
         });
     }
+    g.bench_function("lean", |b| {
+        b.iter(|| LeanIndex::build(black_box(&e)).unwrap())
+    });
     g.finish();
 
     let mut g = c.benchmark_group("query_1M_k3");
@@ -90,6 +93,36 @@ fn bench_index(c: &mut Criterion) {
             b.iter(|| index.search_batch(black_box(&qs), K).unwrap())
         });
     }
+    // The lean index: two tables, query-side one-bit flips, ~15.6 bytes per entry.
+    let lean = LeanIndex::build(&e).unwrap();
+    for &q in qs.iter().take(40) {
+        assert_eq!(lean.search(q, K).unwrap(), linear_search(&e, q, K));
+    }
+    g.throughput(Throughput::Elements(1));
+    let mut i = 0;
+    g.bench_function(BenchmarkId::new("single", "lean"), |b| {
+        b.iter(|| {
+            i = (i + 1) % qs.len();
+            let mut n = 0;
+            let _ = lean.search_with(qs[i], K, |_| {
+                n += 1;
+                ControlFlow::Continue(())
+            });
+            n
+        })
+    });
+    let mut i = 0;
+    g.bench_function(BenchmarkId::new("find_any", "lean"), |b| {
+        b.iter(|| {
+            i = (i + 1) % qs.len();
+            lean.find_any(qs[i], K).unwrap()
+        })
+    });
+    g.throughput(Throughput::Elements(qs.len() as u64));
+    g.bench_function(BenchmarkId::new("batch_10k", "lean"), |b| {
+        b.iter(|| lean.search_batch(black_box(&qs), K).unwrap())
+    });
+    drop(lean);
     g.throughput(Throughput::Elements(1));
     let mut i = 0;
     g.sample_size(20);

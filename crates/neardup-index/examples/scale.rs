@@ -3,15 +3,56 @@
 //! 4–6), each result checked against a linear scan on a sample.
 //!
 //! ```text
-//! cargo run --release -p neardup-index --example scale -- 50000000 [--layouts m4,auto] [--queries 2000000] [--k 3] [--budget-gib 6] [--no-pairs]
+//! cargo run --release -p neardup-index --example scale -- 50000000 [--layouts m4,auto,lean] [--queries 2000000] [--k 3] [--budget-gib 6] [--no-pairs]
 //!     [--write-fps FILE] [--write-queries FILE]   # also act as the generator for the CLI
 //! ```
 //!
-//! `--layouts none` skips the index measurements.
+//! `--layouts none` skips the index measurements; `lean` is the [`LeanIndex`] (k <= 3).
 use neardup_index::random::{corpus, flip_bits, SplitMix64};
-use neardup_index::{all_pairs, hamming, linear_search, HammingIndex, Layout};
+use neardup_index::{
+    all_pairs, hamming, lean_estimate, linear_search, HammingIndex, Layout, LeanIndex, Match,
+};
 use std::ops::ControlFlow;
 use std::time::Instant;
+
+/// What the measurements ask of an index: the block tables and the lean index alike.
+trait Searcher {
+    fn search(&self, q: u64, k: u32) -> Vec<Match>;
+    fn count(&self, q: u64, k: u32) -> usize;
+    fn search_batch(&self, qs: &[u64], k: u32) -> Vec<Vec<Match>>;
+    fn find_any(&self, q: u64, k: u32) -> bool;
+    fn heap_bytes(&self) -> usize;
+}
+
+macro_rules! searcher {
+    ($t:ty) => {
+        impl Searcher for $t {
+            fn search(&self, q: u64, k: u32) -> Vec<Match> {
+                <$t>::search(self, q, k).unwrap()
+            }
+            fn count(&self, q: u64, k: u32) -> usize {
+                let mut n = 0;
+                let _ = <$t>::search_with(self, q, k, |_| {
+                    n += 1;
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+                n
+            }
+            fn search_batch(&self, qs: &[u64], k: u32) -> Vec<Vec<Match>> {
+                <$t>::search_batch(self, qs, k).unwrap()
+            }
+            fn find_any(&self, q: u64, k: u32) -> bool {
+                <$t>::find_any(self, q, k).unwrap().is_some()
+            }
+            fn heap_bytes(&self) -> usize {
+                <$t>::heap_bytes(self)
+            }
+        }
+    };
+}
+searcher!(HammingIndex);
+searcher!(LeanIndex);
 
 fn vm_hwm() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -98,7 +139,7 @@ fn main() {
         .copied()
         .take(100)
         .collect();
-    let entries_sample_check = |index: &HammingIndex| {
+    let entries_sample_check = |index: &dyn Searcher| {
         use rayon::prelude::*;
         let want: Vec<Vec<(u32, u8)>> = sample
             .iter()
@@ -118,7 +159,6 @@ fn main() {
         for (q, w) in sample.iter().zip(&want) {
             let got: Vec<(u32, u8)> = index
                 .search(*q, k)
-                .unwrap()
                 .iter()
                 .map(|m| (m.handle, m.distance))
                 .collect();
@@ -128,22 +168,31 @@ fn main() {
     };
     let _ = linear_search; // the reference for the tests; here a parallel scan of `fps` is used
     for name in layouts.split(',').filter(|&l| l != "none" && !l.is_empty()) {
-        let layout = if name == "auto" {
-            Layout::plan(n as u64, k, budget).unwrap()
-        } else {
-            Layout::from_name(name).unwrap()
-        };
-        let (est_ns, est_bytes) = layout.estimate_index(n as u64, k);
-        println!(
-            "layout {} ({} tables, min key {} bits): planner estimate {:.0} ns/query, {:.2} GiB",
-            layout,
-            layout.tables(),
-            layout.min_key_bits(),
-            est_ns,
-            est_bytes as f64 / (1u64 << 30) as f64
-        );
         let t = Instant::now();
-        let index = HammingIndex::from_fingerprints(layout.clone(), &fps).unwrap();
+        let index: Box<dyn Searcher> = if name == "lean" {
+            let (est_ns, est_bytes) = lean_estimate(n as u64, k);
+            println!(
+                "layout lean (2 tables, one-bit query flips): planner estimate {est_ns:.0} ns/query, {:.2} GiB",
+                est_bytes as f64 / (1u64 << 30) as f64
+            );
+            Box::new(LeanIndex::from_fingerprints(&fps).unwrap())
+        } else {
+            let layout = if name == "auto" {
+                Layout::plan(n as u64, k, budget).unwrap()
+            } else {
+                Layout::from_name(name).unwrap()
+            };
+            let (est_ns, est_bytes) = layout.estimate_index(n as u64, k);
+            println!(
+                "layout {} ({} tables, min key {} bits): planner estimate {:.0} ns/query, {:.2} GiB",
+                layout,
+                layout.tables(),
+                layout.min_key_bits(),
+                est_ns,
+                est_bytes as f64 / (1u64 << 30) as f64
+            );
+            Box::new(HammingIndex::from_fingerprints(layout, &fps).unwrap())
+        };
         let build = t.elapsed().as_secs_f64();
         let bytes = index.heap_bytes();
         println!(
@@ -152,25 +201,23 @@ fn main() {
             bytes as f64 / n as f64,
             vm_hwm() as f64 / (1u64 << 30) as f64
         );
-        let matches = entries_sample_check(&index);
+        let matches = entries_sample_check(&*index);
         println!("  100 sample queries identical to linear scan ({matches} matches)");
         // single thread
         let single = nq.min(500_000);
         let t = Instant::now();
         let mut found = 0usize;
         for &q in &queries[..single] {
-            let _ = index.search_with(q, k, |_| {
-                found += 1;
-                ControlFlow::Continue(())
-            });
+            found += index.count(q, k);
         }
         let s1 = t.elapsed().as_secs_f64();
         println!(
-            "  single thread: {:.0} queries/s ({found} matches in {single} queries)",
-            single as f64 / s1
+            "  single thread: {:.0} queries/s = {:.2} µs a query ({found} matches in {single} queries)",
+            single as f64 / s1,
+            s1 * 1e6 / single as f64
         );
         let t = Instant::now();
-        let res = index.search_batch(&queries, k).unwrap();
+        let res = index.search_batch(&queries, k);
         let s2 = t.elapsed().as_secs_f64();
         let total: usize = res.iter().map(Vec::len).sum();
         println!(
@@ -183,7 +230,7 @@ fn main() {
         let t = Instant::now();
         let mut hits = 0usize;
         for &q in &queries[..single] {
-            if index.find_any(q, k).unwrap().is_some() {
+            if index.find_any(q, k) {
                 hits += 1;
             }
         }

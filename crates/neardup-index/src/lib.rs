@@ -7,6 +7,10 @@
 //! - [`HammingIndex`] — a mutable index over `(fingerprint, handle)` entries answering "every
 //!   entry within distance `k`" exactly, with inserts, removals, early-exit search and parallel
 //!   batch search;
+//! - [`LeanIndex`] — a built-once index for distances up to 3 in about 15.5 bytes per entry (two
+//!   tables and query-side one-bit flips), for when the block tables do not fit in memory;
+//! - [`plan_index`] — the choice between the two within a memory budget, with its reason, and
+//!   [`PlannedIndex`], the index it builds;
 //! - [`all_pairs`] — the self-join of a set of fingerprints;
 //! - [`fpfile`] — fingerprint file reading/writing; [`random`] — the one SplitMix64 of the workspace and synthetic fingerprints;
 //! - [`linear_search`] / [`linear_all_pairs`] — the brute-force reference used by the tests and
@@ -53,14 +57,18 @@ pub mod fpfile;
 mod index;
 mod kernel;
 pub mod layout;
+mod lean;
 mod pairs;
+mod plan;
 pub mod random;
 mod table;
 
 pub use error::{Error, Result};
 pub use index::{HammingIndex, Match, MAX_ENTRIES};
 pub use layout::Layout;
+pub use lean::{lean_directory_bits, lean_estimate, LeanIndex, LEAN_MAX_DISTANCE};
 pub use pairs::{all_pairs, all_pairs_with};
+pub use plan::{plan_index, IndexChoice, Plan, PlannedIndex};
 pub use table::{huge_vec, prefetch};
 
 /// Hamming distance between two fingerprints.

@@ -4,7 +4,9 @@
 //! one per line, detected by extension or content), write TSV results to stdout or `--output`,
 //! and print a one-line JSON summary to stderr.
 use anyhow::{bail, Context, Result};
-use neardup_index::{all_pairs_with, fpfile, HammingIndex, Layout};
+use neardup_index::{
+    all_pairs_with, fpfile, plan_index, IndexChoice, Layout, PlannedIndex, LEAN_MAX_DISTANCE,
+};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -50,13 +52,14 @@ pub struct PairsArgs {
 
 Output: one line per match, `query_position<TAB>stored_position<TAB>distance`, sorted by query
 position then stored position.
-Summary (stderr, JSON): n, queries, k, layout, tables, matches, build_seconds, query_seconds,
-queries_per_second, index_bytes, peak_memory_bytes.
+Summary (stderr, JSON): n, queries, k, layout, tables, plan (the planner's reason, with --layout
+auto), matches, build_seconds, query_seconds, queries_per_second, index_bytes, peak_memory_bytes.
 
 Examples:
   neardup search corpus.fps --queries new.fps                 # distance <= 3, to stdout
   neardup search corpus.hex --queries q.txt -k 2 -o hits.tsv
-  neardup search corpus.fps --queries q.fps --memory-budget-mib 8192   # allow a faster, larger layout"))]
+  neardup search corpus.fps --queries q.fps --memory-budget-mib 8192   # allow a faster, larger layout
+  neardup search corpus.fps --queries q.fps --layout lean              # ~15.5 bytes a fingerprint"))]
 pub struct SearchArgs {
     /// Stored fingerprint file (raw u64 little-endian, or hex text one per line).
     pub fps: PathBuf,
@@ -72,10 +75,13 @@ pub struct SearchArgs {
     /// No summary on standard error (errors still print).
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// Block layout: `auto` (planner, within --memory-budget-mib), `mM` or `mMxC` (e.g. m4, m5x2).
+    /// Index layout: `auto` (planner, within --memory-budget-mib), `mM` or `mMxC` block tables
+    /// (e.g. m4, m5x2), or `lean` (two tables and one-bit query flips: ~15.5 bytes per
+    /// fingerprint, distances up to 3).
     #[arg(long, default_value = "auto")]
     pub layout: String,
-    /// Memory budget for the index when --layout is auto, in MiB.
+    /// Memory budget for the index when --layout is auto, in MiB (below what the block tables
+    /// need, the planner picks the lean index).
     #[arg(long, default_value_t = 6144)]
     pub memory_budget_mib: u64,
 }
@@ -163,17 +169,27 @@ pub fn run_search(args: SearchArgs) -> Result<()> {
     )?;
     let fps = read_fps(&args.fps)?;
     let queries = read_fps(&args.queries)?;
-    let layout = if args.layout == "auto" {
-        Layout::plan(
+    let (choice, reason) = if args.layout == "auto" {
+        let plan = plan_index(
             fps.len() as u64,
             k,
             args.memory_budget_mib.saturating_mul(1 << 20),
-        )?
+        )?;
+        (plan.choice, Some(plan.reason))
+    } else if args.layout == "lean" {
+        if k > LEAN_MAX_DISTANCE {
+            bail!(
+                "--distance {k} is out of range for --layout lean, which answers at most \
+                 {LEAN_MAX_DISTANCE}; use --layout auto, or a layout mMxC with M - C >= {k} (e.g. m{})",
+                k + 1
+            );
+        }
+        (IndexChoice::Lean, None)
     } else {
-        explicit_layout(&args.layout, k)?
+        (IndexChoice::Tables(explicit_layout(&args.layout, k)?), None)
     };
     let t = Instant::now();
-    let index = HammingIndex::from_fingerprints(layout.clone(), &fps)?;
+    let index = PlannedIndex::from_fingerprints(&choice, &fps)?;
     let build = t.elapsed().as_secs_f64();
     let mut query_secs = 0.0;
     let mut matches = 0usize;
@@ -199,8 +215,9 @@ pub fn run_search(args: SearchArgs) -> Result<()> {
         "n": fps.len(),
         "queries": queries.len(),
         "k": k,
-        "layout": layout.name(),
-        "tables": layout.tables(),
+        "layout": choice.name(),
+        "tables": choice.tables(),
+        "plan": reason,
         "matches": matches,
         "build_seconds": build,
         "query_seconds": query_secs,
