@@ -127,15 +127,32 @@ impl LeanIndex {
     /// [`Error::TooManyEntries`] if there are more than [`crate::MAX_ENTRIES`].
     pub fn build_with_directory_bits(entries: &[(u64, u32)], d: u32) -> Result<LeanIndex> {
         check_len(entries.len())?;
-        let n = entries.len();
+        Ok(LeanIndex::build_from(entries.len(), d, || {
+            entries.iter().copied()
+        }))
+    }
+
+    /// Builds from `items`, called twice, yielding the same `n` entries each time (no copy of
+    /// the input beyond the sorted one).
+    fn build_from<I, F>(n: usize, d: u32, items: F) -> LeanIndex
+    where
+        I: Iterator<Item = (u64, u32)>,
+        F: Fn() -> I,
+    {
         let d = d.clamp(16, 24);
         let pshift = 64 - d;
         // Primary: counting sort on the top d bits, then each slot sorted by (fingerprint,
         // handle) so that the order does not depend on the input's.
-        let pdir = directory(d, n, |i| (entries[i].0 >> pshift) as usize);
+        let mut pdir = huge_vec((1usize << d) + 1, 0u32);
+        for (f, _) in items() {
+            pdir[(f >> pshift) as usize + 1] += 1;
+        }
+        for s in 1..pdir.len() {
+            pdir[s] += pdir[s - 1];
+        }
         let mut sorted: Vec<(u64, u32)> = vec![(0, 0); n];
         let mut cur = pdir.clone();
-        for &(f, h) in entries {
+        for (f, h) in items() {
             let s = (f >> pshift) as usize;
             sorted[cur[s] as usize] = (f, h);
             cur[s] += 1;
@@ -182,7 +199,7 @@ impl LeanIndex {
         for (t, &p) in stag.iter_mut().zip(&spos) {
             *t = (plo[p as usize] >> (24 - d)) as u8;
         }
-        Ok(LeanIndex {
+        LeanIndex {
             d,
             pdir,
             plo,
@@ -192,7 +209,7 @@ impl LeanIndex {
             sdir,
             stag,
             spos,
-        })
+        }
     }
 
     /// Builds the index whose handles are the positions in `fps`.
@@ -201,12 +218,11 @@ impl LeanIndex {
     /// [`Error::TooManyEntries`] if there are more than [`crate::MAX_ENTRIES`].
     pub fn from_fingerprints(fps: &[u64]) -> Result<LeanIndex> {
         check_len(fps.len())?;
-        let entries: Vec<(u64, u32)> = fps
-            .iter()
-            .enumerate()
-            .map(|(i, &f)| (f, i as u32))
-            .collect();
-        LeanIndex::build(&entries)
+        Ok(LeanIndex::build_from(
+            fps.len(),
+            lean_directory_bits(fps.len() as u64),
+            || fps.iter().enumerate().map(|(i, &f)| (f, i as u32)),
+        ))
     }
 
     /// Number of entries.
