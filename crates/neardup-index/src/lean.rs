@@ -82,7 +82,8 @@ pub fn lean_estimate(n: u64, k: u32) -> (f64, u64) {
 }
 
 /// An exact Hamming-distance index over `(fingerprint, handle)` entries for distances up to
-/// [`LEAN_MAX_DISTANCE`], in about 15.5 bytes per entry (see the [module docs](self)).
+/// [`LEAN_MAX_DISTANCE`], in about 15.5 bytes per entry: one table per 32-bit half, each entry
+/// stored in full once, and the query's halves flipped one bit at a time (HEngine).
 ///
 /// Entries form a multiset, as in [`crate::HammingIndex`]; searches return [`Match`]es sorted the
 /// same way.

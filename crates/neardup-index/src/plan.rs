@@ -72,7 +72,9 @@ fn gib(bytes: u64) -> String {
 }
 
 /// Chooses the index for `n` entries answering distances up to `k` within about
-/// `memory_budget_bytes` of heap (see the [module docs](self)).
+/// `memory_budget_bytes` of heap: the faster by the cost models of the block layout
+/// [`Layout::plan`] picks and of the lean index, among those that fit; when nothing fits, the
+/// one that needs the least memory. The reason names both estimates.
 ///
 /// # Errors
 /// [`crate::Error::DistanceTooLarge`] if `k >= 64`.
