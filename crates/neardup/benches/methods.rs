@@ -269,6 +269,18 @@ fn bench_veto(c: &mut Criterion) {
             assert_eq!(n, with_part);
         })
     });
+    // As an indexed document pays it: the distinct part and what the index keeps of it (the
+    // 16-bit signature and the guard's bottom-256 samples).
+    g.bench_function("distinct-part-kept/zh_debian_docs-700", |b| {
+        b.iter(|| {
+            let kept: Vec<_> = (0..docs.len())
+                .filter_map(|i| parts(i).map(|p| p.kept()))
+                .collect();
+            assert_eq!(kept.len(), with_part);
+            assert!(kept.iter().all(|k| k.samples.is_some()));
+            kept
+        })
+    });
     g.finish();
 }
 
