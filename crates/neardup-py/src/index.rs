@@ -6,7 +6,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
-use neardup_index::{HammingIndex as Index, Layout};
+use neardup_index::{HammingIndex as Index, Layout, Match};
 
 use crate::arrays::Array1;
 use crate::errors::index_error;
@@ -90,14 +90,13 @@ impl HammingIndex {
     /// ``(handle, distance)`` pairs, nearest first (then by handle).
     #[pyo3(signature = (fingerprint, k = None))]
     fn search(&self, py: Python<'_>, fingerprint: u64, k: Option<u32>) -> PyResult<Vec<(u32, u8)>> {
-        let mut ms = py
+        let ms = py
             .allow_threads(|| {
                 let ix = self.read();
                 ix.search(fingerprint, k.unwrap_or(ix.max_distance()))
             })
             .map_err(index_error)?;
-        ms.sort_unstable_by_key(|m| (m.distance, m.handle));
-        Ok(ms.into_iter().map(|m| (m.handle, m.distance)).collect())
+        Ok(match_pairs(ms))
     }
 
     /// :meth:`search` for many queries, in parallel: ``(query, handle, distance)`` as three
@@ -116,20 +115,7 @@ impl HammingIndex {
             ix.search_batch(&qs, k.unwrap_or(ix.max_distance()))
         })?
         .map_err(index_error)?;
-        let (mut q, mut h, mut d) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, mut ms) in r.into_iter().enumerate() {
-            ms.sort_unstable_by_key(|m| (m.distance, m.handle));
-            for m in ms {
-                q.push(i as u32);
-                h.push(m.handle);
-                d.push(m.distance);
-            }
-        }
-        Ok((
-            PyArray1::from_vec(py, q),
-            PyArray1::from_vec(py, h),
-            PyArray1::from_vec(py, d),
-        ))
+        Ok(match_arrays(py, r))
     }
 
     /// The largest distance the index answers.
@@ -157,4 +143,32 @@ impl HammingIndex {
             ix.layout().name()
         )
     }
+}
+
+/// One query's matches as Python sees them: ``(handle, distance)``, nearest first, then by
+/// handle.
+pub(crate) fn match_pairs(mut ms: Vec<Match>) -> Vec<(u32, u8)> {
+    ms.sort_unstable_by_key(|m| (m.distance, m.handle));
+    ms.into_iter().map(|m| (m.handle, m.distance)).collect()
+}
+
+/// Many queries' matches as three arrays, ``(query, handle, distance)``, one row per match, by
+/// query, each query's nearest first.
+pub(crate) fn match_arrays<'py>(
+    py: Python<'py>,
+    results: Vec<Vec<Match>>,
+) -> (Array1<'py, u32>, Array1<'py, u32>, Array1<'py, u8>) {
+    let (mut q, mut h, mut d) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, ms) in results.into_iter().enumerate() {
+        for (handle, distance) in match_pairs(ms) {
+            q.push(i as u32);
+            h.push(handle);
+            d.push(distance);
+        }
+    }
+    (
+        PyArray1::from_vec(py, q),
+        PyArray1::from_vec(py, h),
+        PyArray1::from_vec(py, d),
+    )
 }

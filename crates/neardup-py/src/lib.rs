@@ -10,6 +10,7 @@ mod engine;
 mod errors;
 mod fingerprinter;
 mod index;
+mod lean;
 mod minhash;
 mod options;
 mod spec;
@@ -28,6 +29,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<deduper::Deduper>()?;
     m.add_class::<deduper::Match>()?;
     m.add_class::<index::HammingIndex>()?;
+    m.add_class::<lean::LeanIndex>()?;
     m.add_class::<engine::Engine>()?;
     m.add_function(wrap_pyfunction!(fingerprinter::hamming, m)?)?;
     m.add_function(wrap_pyfunction!(dedup::dedup_texts, m)?)?;

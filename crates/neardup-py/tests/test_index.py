@@ -46,3 +46,35 @@ def test_insert_remove_and_bad_distance():
         ix.search(0xFE, 9)
     with pytest.raises(ValueError, match="2 handles for 3 fingerprints"):
         ix.insert_many(np.array([1, 2, 3], np.uint64), np.array([1, 2], np.uint32))
+
+
+def test_lean_index_equals_brute_force():
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 2**63, size=3000, dtype=np.uint64)
+    near = base[:400].copy()
+    for i in range(len(near)):
+        for b in rng.choice(64, size=rng.integers(1, 5), replace=False):
+            near[i] ^= np.uint64(1) << np.uint64(b)
+    fps = np.concatenate([base, near, base[:10]])  # repeats: a multiset
+    ix = neardup.LeanIndex(fps)
+    assert len(ix) == len(fps) and ix.max_distance == 3 and ix.nbytes > 0
+    for q in fps[:40].tolist() + near[:60].tolist():
+        assert ix.search(q) == brute(fps, q, 3)
+        assert ix.search(q, 1) == brute(fps, q, 1)
+    qi, h, d = ix.search_many(near[:60], threads=2)
+    got = {}
+    for a, b, c in zip(qi.tolist(), h.tolist(), d.tolist()):
+        got.setdefault(a, []).append((b, c))
+    for a, q in enumerate(near[:60].tolist()):
+        assert got.get(a, []) == brute(fps, q, 3)
+    # Handles of one's own.
+    own = neardup.LeanIndex(fps[:3], np.array([70, 80, 90], np.uint32))
+    assert own.search(int(fps[1])) == [(80, 0)]
+
+
+def test_lean_index_errors():
+    ix = neardup.LeanIndex(np.array([0xFF], np.uint64))
+    with pytest.raises(neardup.ConfigError, match="distance 4 is out of range for layout lean"):
+        ix.search(0xFE, 4)
+    with pytest.raises(ValueError, match="2 handles for 3 fingerprints"):
+        neardup.LeanIndex(np.array([1, 2, 3], np.uint64), np.array([1, 2], np.uint32))

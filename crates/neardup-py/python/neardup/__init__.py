@@ -2,7 +2,8 @@
 
 Sketches (:class:`Fingerprinter`, :func:`simhash`, :class:`MinHash`), batch dedup
 (:func:`dedup`, the decisions of ``neardup dedup``), streaming dedup (:class:`Deduper`, the
-online rule of ``neardup serve``), the exact Hamming index (:class:`HammingIndex`), the durable
+online rule of ``neardup serve``), the exact Hamming index (:class:`HammingIndex`; built once
+and in about 15.5 bytes a fingerprint, :class:`LeanIndex`), the durable
 engine (:class:`Engine`) and a client of the HTTP service (:class:`Client`). Every call that
 works releases the GIL.
 """
@@ -19,6 +20,7 @@ from ._neardup import (
     Engine,
     Fingerprinter,
     HammingIndex,
+    LeanIndex,
     Match,
     MinHash,
     hamming,
@@ -121,6 +123,7 @@ __all__ = [
     "EngineError",
     "Fingerprinter",
     "HammingIndex",
+    "LeanIndex",
     "Match",
     "MinHash",
     "NeardupError",
