@@ -57,17 +57,7 @@ impl HammingIndex {
         fingerprints: PyReadonlyArray1<'_, u64>,
         handles: Option<PyReadonlyArray1<'_, u32>>,
     ) -> PyResult<()> {
-        let fps: Vec<u64> = fingerprints.as_array().iter().copied().collect();
-        let hs: Option<Vec<u32>> = handles.map(|h| h.as_array().iter().copied().collect());
-        if let Some(h) = &hs {
-            if h.len() != fps.len() {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "{} handles for {} fingerprints; pass one handle per fingerprint",
-                    h.len(),
-                    fps.len()
-                )));
-            }
-        }
+        let (fps, hs) = entries_of(fingerprints, handles)?;
         py.allow_threads(|| {
             let mut ix = self.write();
             let base = ix.len() as u32;
@@ -171,4 +161,24 @@ pub(crate) fn match_arrays<'py>(
         PyArray1::from_vec(py, h),
         PyArray1::from_vec(py, d),
     )
+}
+
+/// ``fingerprints`` and, when given, ``handles`` as vectors: one handle per fingerprint, or a
+/// ``ValueError`` that says so.
+pub(crate) fn entries_of(
+    fingerprints: PyReadonlyArray1<'_, u64>,
+    handles: Option<PyReadonlyArray1<'_, u32>>,
+) -> PyResult<(Vec<u64>, Option<Vec<u32>>)> {
+    let fps: Vec<u64> = fingerprints.as_array().iter().copied().collect();
+    let hs: Option<Vec<u32>> = handles.map(|h| h.as_array().iter().copied().collect());
+    if let Some(h) = &hs {
+        if h.len() != fps.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{} handles for {} fingerprints; pass one handle per fingerprint",
+                h.len(),
+                fps.len()
+            )));
+        }
+    }
+    Ok((fps, hs))
 }

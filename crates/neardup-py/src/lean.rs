@@ -8,7 +8,7 @@ use neardup_index::LeanIndex as Index;
 
 use crate::arrays::Array1;
 use crate::errors::index_error;
-use crate::index::{match_arrays, match_pairs};
+use crate::index::{entries_of, match_arrays, match_pairs};
 use crate::threads;
 
 /// An exact index of ``(fingerprint, handle)`` entries for distances up to 3, built once from
@@ -29,17 +29,7 @@ impl LeanIndex {
         fingerprints: PyReadonlyArray1<'_, u64>,
         handles: Option<PyReadonlyArray1<'_, u32>>,
     ) -> PyResult<Self> {
-        let fps: Vec<u64> = fingerprints.as_array().iter().copied().collect();
-        let hs: Option<Vec<u32>> = handles.map(|h| h.as_array().iter().copied().collect());
-        if let Some(h) = &hs {
-            if h.len() != fps.len() {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "{} handles for {} fingerprints; pass one handle per fingerprint",
-                    h.len(),
-                    fps.len()
-                )));
-            }
-        }
+        let (fps, hs) = entries_of(fingerprints, handles)?;
         let inner = py
             .allow_threads(|| match hs {
                 None => Index::from_fingerprints(&fps),
