@@ -269,13 +269,7 @@ impl HammingIndex {
     /// # Errors
     /// [`Error::DistanceTooLarge`] if `k > self.max_distance()`.
     pub fn search(&self, q: u64, k: u32) -> Result<Vec<Match>> {
-        let mut out = Vec::new();
-        let _ = self.search_with(q, k, |m| {
-            out.push(m);
-            ControlFlow::Continue(())
-        })?;
-        out.sort_unstable();
-        Ok(out)
+        all_sorted(|f| self.search_with(q, k, f))
     }
 
     /// Some live entry within distance `k` of `q`, if any (stops at the first found).
@@ -283,12 +277,7 @@ impl HammingIndex {
     /// # Errors
     /// [`Error::DistanceTooLarge`] if `k > self.max_distance()`.
     pub fn find_any(&self, q: u64, k: u32) -> Result<Option<Match>> {
-        let mut found = None;
-        let _ = self.search_with(q, k, |m| {
-            found = Some(m);
-            ControlFlow::Break(())
-        })?;
-        Ok(found)
+        first_found(|f| self.search_with(q, k, f))
     }
 
     /// [`HammingIndex::search`] for each query, in parallel over the queries (rayon).
@@ -299,6 +288,34 @@ impl HammingIndex {
         self.layout.check_distance(k)?;
         queries.par_iter().map(|&q| self.search(q, k)).collect()
     }
+}
+
+/// A search's callback as the shared helpers pass it.
+pub(crate) type Sink<'a> = &'a mut dyn FnMut(Match) -> ControlFlow<()>;
+
+/// Every match `search` reports, sorted (what both indexes' `search` return).
+pub(crate) fn all_sorted(
+    search: impl FnOnce(Sink<'_>) -> Result<ControlFlow<()>>,
+) -> Result<Vec<Match>> {
+    let mut out = Vec::new();
+    let _ = search(&mut |m| {
+        out.push(m);
+        ControlFlow::Continue(())
+    })?;
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// The first match `search` reports, the search stopped there (both indexes' `find_any`).
+pub(crate) fn first_found(
+    search: impl FnOnce(Sink<'_>) -> Result<ControlFlow<()>>,
+) -> Result<Option<Match>> {
+    let mut found = None;
+    let _ = search(&mut |m| {
+        found = Some(m);
+        ControlFlow::Break(())
+    })?;
+    Ok(found)
 }
 
 pub(crate) fn check_len(n: usize) -> Result<()> {

@@ -36,7 +36,7 @@
 //! assert!(index.search(0, 4).is_err()); // the lean index answers distances up to 3
 //! ```
 use crate::error::{Error, Result};
-use crate::index::{check_len, Match};
+use crate::index::{all_sorted, check_len, first_found, Match};
 use crate::table::{huge_vec, prefetch};
 use rayon::prelude::*;
 use std::ops::ControlFlow;
@@ -100,11 +100,11 @@ pub struct LeanIndex {
     spos: Vec<u32>,
 }
 
-/// Counts of `keys` per slot, turned into a directory of `2^d + 1` start offsets.
-fn directory(d: u32, n: usize, slot_of: impl Fn(usize) -> usize) -> Vec<u32> {
+/// The count of each slot in `slots`, turned into a directory of `2^d + 1` start offsets.
+fn directory(d: u32, slots: impl Iterator<Item = usize>) -> Vec<u32> {
     let mut dir = huge_vec((1usize << d) + 1, 0u32);
-    for i in 0..n {
-        dir[slot_of(i) + 1] += 1;
+    for s in slots {
+        dir[s + 1] += 1;
     }
     for s in 1..dir.len() {
         dir[s] += dir[s - 1];
@@ -144,13 +144,7 @@ impl LeanIndex {
         let pshift = 64 - d;
         // Primary: counting sort on the top d bits, then each slot sorted by (fingerprint,
         // handle) so that the order does not depend on the input's.
-        let mut pdir = huge_vec((1usize << d) + 1, 0u32);
-        for (f, _) in items() {
-            pdir[(f >> pshift) as usize + 1] += 1;
-        }
-        for s in 1..pdir.len() {
-            pdir[s] += pdir[s - 1];
-        }
+        let pdir = directory(d, items().map(|(f, _)| (f >> pshift) as usize));
         let mut sorted: Vec<(u64, u32)> = vec![(0, 0); n];
         let mut cur = pdir.clone();
         for (f, h) in items() {
@@ -184,7 +178,7 @@ impl LeanIndex {
         // Secondary: positions bucketed by the low half's top d bits, each slot sorted by (low
         // half, position).
         let sshift = 32 - d;
-        let sdir = directory(d, n, |p| (plo[p] >> sshift) as usize);
+        let sdir = directory(d, plo.iter().map(|&lo| (lo >> sshift) as usize));
         let mut spos = huge_vec(n, 0u32);
         let mut cur = sdir.clone();
         for (p, &lo) in plo.iter().enumerate() {
@@ -272,13 +266,7 @@ impl LeanIndex {
     /// # Errors
     /// [`Error::DistanceTooLarge`] if `k > 3`.
     pub fn search(&self, q: u64, k: u32) -> Result<Vec<Match>> {
-        let mut out = Vec::new();
-        let _ = self.search_with(q, k, |m| {
-            out.push(m);
-            ControlFlow::Continue(())
-        })?;
-        out.sort_unstable();
-        Ok(out)
+        all_sorted(|f| self.search_with(q, k, f))
     }
 
     /// Searches many queries in parallel (rayon); result `i` is [`LeanIndex::search`] of
@@ -301,12 +289,7 @@ impl LeanIndex {
     /// # Errors
     /// [`Error::DistanceTooLarge`] if `k > 3`.
     pub fn find_any(&self, q: u64, k: u32) -> Result<Option<Match>> {
-        let mut found = None;
-        let _ = self.search_with(q, k, |m| {
-            found = Some(m);
-            ControlFlow::Break(())
-        })?;
-        Ok(found)
+        first_found(|f| self.search_with(q, k, f))
     }
 
     /// Calls `f` for every entry within distance `k` of `q`, in no particular order, until it
