@@ -406,7 +406,13 @@ impl VetoRules {
         Some(match packed {
             Some(p) => {
                 let mut keys = Vec::with_capacity(p.len());
-                p.ngrams_each(DISTINCT_NGRAM, |g| keys.push(fold32(xxh3(g))));
+                let mut seen = RecentKeys::new();
+                p.ngrams_each(DISTINCT_NGRAM, |g| {
+                    let k = fold32(xxh3(g));
+                    if seen.is_new(k) {
+                        keys.push(k);
+                    }
+                });
                 if keys.is_empty() {
                     return None;
                 }
@@ -475,6 +481,35 @@ impl VetoRules {
         mine_distinct_lines
             .iter()
             .any(|k| their_lines.binary_search(k).is_ok())
+    }
+}
+
+/// A direct-mapped table of the last key seen in each of its slots, keyed by the key's low
+/// bits: a key met again while its slot still holds it is left out of a signature, whose
+/// minima it cannot change (a set's signature is its multiset's). Repeated n-grams are common
+/// (a third to two thirds of a part's character 3-grams), and each costs a pass over all the
+/// signature's slots.
+struct RecentKeys {
+    slots: [u32; RECENT_KEYS],
+}
+
+const RECENT_KEYS: usize = 2048;
+
+impl RecentKeys {
+    fn new() -> Self {
+        // Slot `i` starts with `!i`, whose low bits differ from `i`'s: no key matches it.
+        RecentKeys {
+            slots: std::array::from_fn(|i| !(i as u32)),
+        }
+    }
+
+    /// Whether `k` is not the key its slot holds; it holds `k` afterwards.
+    #[inline]
+    fn is_new(&mut self, k: u32) -> bool {
+        let slot = &mut self.slots[k as usize & (RECENT_KEYS - 1)];
+        let new = *slot != k;
+        *slot = k;
+        new
     }
 }
 

@@ -301,7 +301,13 @@ impl FeatureExtractor {
     /// jieba terms as (weight, hash, word); when a top-N cut applies, the kept ones sorted by
     /// weight desc, hash asc, word asc.
     fn jieba_weighted<'t>(&self, text: &'t str) -> Vec<(u64, u64, &'t str)> {
-        let mut tf: std::collections::HashMap<&str, u64, FastBuild> = Default::default();
+        // Sized for about one distinct term in sixteen bytes, so that most documents never
+        // grow it.
+        let mut tf: std::collections::HashMap<&str, u64, FastBuild> =
+            std::collections::HashMap::with_capacity_and_hasher(
+                text.len().min(JIEBA_CHUNK) / 16,
+                FastBuild::default(),
+            );
         // Segment in bounded chunks cut where jieba itself splits, so memory stays bounded
         // for huge documents and the result equals segmenting the whole text at once.
         for chunk in JiebaChunks::new(text, JIEBA_CHUNK) {
@@ -316,9 +322,10 @@ impl FeatureExtractor {
         let mut words: Vec<(u64, u64, &str)> = tf
             .into_iter()
             .map(|(w, n)| {
-                let q = (n as f64 * idf.idf(w) * 1000.0).round();
+                let h = xxh3(w.as_bytes());
+                let q = (n as f64 * idf.idf_hashed(h) * 1000.0).round();
                 let q = if q >= 1.0 { q.min(1e15) as u64 } else { 1 };
-                (q, xxh3(w.as_bytes()), w)
+                (q, h, w)
             })
             .collect();
         let top = self.opts.top_n.resolve(text.len());

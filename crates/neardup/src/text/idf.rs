@@ -21,9 +21,13 @@ pub const BUNDLED_IDF: &str = include_str!("../../data/jieba_idf.txt");
 pub const BUNDLED_STOPWORDS: &str = include_str!("../../data/stopwords.txt");
 
 /// A word → IDF map with a median for unknown words.
+///
+/// Words are held by their XXH3-64 (the hash the TF-IDF features compute anyway), so a lookup
+/// reads one table slot and no string: two words with the same 64-bit hash (odds of about
+/// 2^-64 a pair; none in the bundled dictionary, which a test checks) would share an IDF.
 #[derive(Debug)]
 pub struct IdfTable {
-    map: HashMap<Box<str>, f64, FastBuild>,
+    map: HashMap<u64, f64, FastBuild>,
     median: f64,
     digest: u64,
 }
@@ -66,7 +70,7 @@ impl IdfTable {
 
     /// Parses dictionary text (see [`from_file`](Self::from_file)); `path` is used in errors.
     pub fn parse(text: &str, path: &Path) -> Result<IdfTable> {
-        let mut map: HashMap<Box<str>, f64, FastBuild> =
+        let mut map: HashMap<u64, f64, FastBuild> =
             HashMap::with_capacity_and_hasher(text.len() / 20, FastBuild::default());
         let mut values = Vec::with_capacity(text.len() / 20);
         for (i, line) in text.lines().enumerate() {
@@ -94,7 +98,7 @@ impl IdfTable {
                     reason: format!("IDF {v} is negative or not finite"),
                 });
             }
-            map.insert(word.into(), idf);
+            map.insert(xxh3(word.as_bytes()), idf);
             values.push(idf);
         }
         if values.is_empty() {
@@ -116,7 +120,13 @@ impl IdfTable {
     /// IDF of `word`, or the median IDF when the word is not in the dictionary.
     #[inline]
     pub fn idf(&self, word: &str) -> f64 {
-        self.map.get(word).copied().unwrap_or(self.median)
+        self.idf_hashed(xxh3(word.as_bytes()))
+    }
+
+    /// [`idf`](Self::idf) of the word whose [`xxh3`] is `hash`.
+    #[inline]
+    pub fn idf_hashed(&self, hash: u64) -> f64 {
+        self.map.get(&hash).copied().unwrap_or(self.median)
     }
 
     /// The median IDF, given to unknown words.
@@ -214,6 +224,26 @@ mod tests {
         assert_eq!(t.median(), 11.9547675029);
         assert_eq!(t.idf("劳动防护"), 13.900677652);
         assert_eq!(t.idf("不存在的词语xyz"), t.median());
+    }
+
+    /// Words are held by their 64-bit hash: no two words of the bundled dictionary share one,
+    /// and every word reads back the value its last line gives it.
+    #[test]
+    fn bundled_words_have_distinct_hashes_and_their_own_idf() {
+        let t = IdfTable::bundled();
+        let mut last: HashMap<&str, f64> = HashMap::new();
+        for line in BUNDLED_IDF.lines() {
+            let mut parts = line.split_whitespace();
+            if let (Some(w), Some(v)) = (parts.next(), parts.next()) {
+                last.insert(w, v.parse().unwrap());
+            }
+        }
+        let hashes: HashSet<u64> = last.keys().map(|w| xxh3(w.as_bytes())).collect();
+        assert_eq!(hashes.len(), last.len());
+        assert_eq!(t.len(), last.len());
+        for (w, v) in last {
+            assert_eq!(t.idf(w), v, "{w}");
+        }
     }
 
     #[test]

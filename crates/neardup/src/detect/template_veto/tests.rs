@@ -175,7 +175,8 @@ proptest::proptest! {
     }
 
     /// The distinct part's sketch from its packed letters equals the one from its text
-    /// (what parts past `PACK_PIECE` bytes take).
+    /// (what parts past `PACK_PIECE` bytes take). Ten letters repeat every 3-gram many times,
+    /// so the packed path's filter of repeated keys ([`RecentKeys`]) is exercised.
     #[test]
     fn packed_part_sketch_equals_the_text_path(v in proptest::collection::vec(proptest::sample::select(vec!['a', 'b', '中', '文', ' ', '，', 'é', '-', 'ß', '😀']), 0..300)) {
         let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
@@ -188,6 +189,25 @@ proptest::proptest! {
             rules.part_sketch(&kept, None)
         );
     }
+}
+
+/// A key is new unless its slot still holds it: repeats are caught, and a key whose slot
+/// another key took in between counts as new again (harmless for a minimum).
+#[test]
+fn recent_keys_skip_only_a_key_their_slot_still_holds() {
+    let mut seen = RecentKeys::new();
+    let other = 5 + RECENT_KEYS as u32; // same slot as 5
+    let got: Vec<bool> = [5, 5, 6, other, 5, 5, 0, 0, u32::MAX, u32::MAX]
+        .iter()
+        .map(|&k| seen.is_new(k))
+        .collect();
+    assert_eq!(
+        got,
+        [true, false, true, true, true, false, true, false, true, false]
+    );
+    // No key matches a slot's initial value, whatever its low bits.
+    let mut fresh = RecentKeys::new();
+    assert!((0..RECENT_KEYS as u32).all(|i| fresh.is_new(!i)));
 }
 
 /// The guard's threshold is checked like the others.
