@@ -122,6 +122,19 @@ fn bench_index(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("batch_10k", "lean"), |b| {
         b.iter(|| lean.search_batch(black_box(&qs), K).unwrap())
     });
+    // A batch past 16,384 queries is searched table by table in sorted order: checked against
+    // one query at a time first.
+    let many = queries(&fps, 200_000);
+    let sorted = lean.search_batch(&many, K).unwrap();
+    for (j, &q) in many.iter().enumerate().step_by(101) {
+        assert_eq!(sorted[j], lean.search(q, K).unwrap());
+    }
+    assert!(sorted.iter().map(Vec::len).sum::<usize>() > many.len() / 4);
+    g.throughput(Throughput::Elements(many.len() as u64));
+    g.sample_size(10);
+    g.bench_function(BenchmarkId::new("batch_200k_sorted", "lean"), |b| {
+        b.iter(|| lean.search_batch(black_box(&many), K).unwrap())
+    });
     drop(lean);
     g.throughput(Throughput::Elements(1));
     let mut i = 0;

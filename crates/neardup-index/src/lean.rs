@@ -21,6 +21,10 @@
 //! 10 + 5 bytes per entry, two directories (`4 * 2^d` bytes each, `2^d` about `n / 16`) and the
 //! hints: 15.4–15.6 bytes per entry from a million entries up.
 //!
+//! A large batch ([`LeanIndex::search_batch`] from 16,384 queries) is searched one table at a
+//! time, the queries sorted by that table's half so that the tables are read nearly in order,
+//! and the secondary's candidates confirmed in the order of their primary positions.
+//!
 //! # Invariants
 //! - Results are exact and each live entry is reported once: the primary reports entries whose
 //!   high half is within `f` bits of the query's, the secondary those whose low half is within
@@ -49,6 +53,13 @@ const HINT_SHIFT: u32 = 6;
 
 /// Most probes of one half: the query's own slot and one per directory bit.
 const MAX_PROBES: usize = 25;
+
+/// Batches of at least this many queries are searched table by table in sorted order
+/// ([`LeanIndex::search_batch`]).
+const SORTED_BATCH: usize = 1 << 14;
+
+/// Sorted queries handled as one parallel task.
+const SORTED_RUN: usize = 4096;
 
 /// Entries a filter block tests at once; the filter arrays carry this many past their end.
 const PAD: usize = 32;
@@ -279,9 +290,95 @@ impl LeanIndex {
         if self.is_empty() {
             return Ok(vec![Vec::new(); queries.len()]);
         }
-        // One query at a time: grouping queries through the stages (2, 4 or 8 at once) was
-        // slower, its prefetches more than a core keeps in flight.
-        queries.par_iter().map(|&q| self.search(q, k)).collect()
+        if queries.len() < SORTED_BATCH {
+            // One query at a time: grouping queries through the stages (2, 4 or 8 at once)
+            // was slower, its prefetches more than a core keeps in flight.
+            return queries.par_iter().map(|&q| self.search(q, k)).collect();
+        }
+        Ok(self.search_sorted(queries, k))
+    }
+
+    /// [`search_batch`](Self::search_batch) of many queries, each table in turn, the queries
+    /// taken in the order of that table's half: a query's probes then fall close to the
+    /// previous query's, so the tables are read almost in order and mostly from cache, where
+    /// one query alone waits on a cache miss per probe.
+    fn search_sorted(&self, queries: &[u64], k: u32) -> Vec<Vec<Match>> {
+        let mut found: Vec<(u32, Match)> = self.sorted_pass(queries, k, 0, |q, i, ranges, out| {
+            let (qh, ql) = ((q >> 32) as u32, q as u32);
+            let _ = self.scan_primary(qh, ql, ranges, k, &mut |m| {
+                out.push((i, m));
+                ControlFlow::Continue(())
+            });
+        });
+        if k > 0 {
+            // The secondary's candidates point into the primary at random: they are confirmed
+            // in the order of their positions, so that those reads go forward too.
+            let mut candidates: Vec<(Candidate, u32, u32)> =
+                self.sorted_pass(queries, k, 32, |q, i, ranges, out| {
+                    let (qh, ql) = ((q >> 32) as u32, q as u32);
+                    let _ = self.secondary_candidates(ql, ranges, k, &mut |c| {
+                        out.push((c, qh, i));
+                        ControlFlow::Continue(())
+                    });
+                });
+            candidates.par_sort_unstable_by_key(|(c, _, _)| c.p);
+            found.par_extend(candidates.par_chunks(SORTED_RUN).flat_map_iter(|run| {
+                let mut out = Vec::new();
+                for &(c, qh, i) in run {
+                    let _ = self.confirm(c, qh, k, &mut |m| {
+                        out.push((i, m));
+                        ControlFlow::Continue(())
+                    });
+                }
+                out
+            }));
+        }
+        found.par_sort_unstable();
+        let groups: Vec<(u32, Vec<Match>)> = found
+            .par_chunk_by(|a, b| a.0 == b.0)
+            .map(|run| (run[0].0, run.iter().map(|&(_, m)| m).collect()))
+            .collect();
+        let mut out = vec![Vec::new(); queries.len()];
+        for (i, ms) in groups {
+            out[i as usize] = ms;
+        }
+        out
+    }
+
+    /// One table's pass of [`search_sorted`](Self::search_sorted): the queries sorted by the
+    /// table's half (`rot`: 0 for the high half, 32 for the low), cut into runs handled in
+    /// parallel; `each(query, position, probe ranges, out)` collects what a query yields.
+    fn sorted_pass<T, E>(&self, queries: &[u64], k: u32, rot: u32, each: E) -> Vec<T>
+    where
+        T: Send,
+        E: Fn(u64, u32, &[(u32, u32)], &mut Vec<T>) + Sync,
+    {
+        let dir = if rot == 0 { &self.pdir } else { &self.sdir };
+        let probes = if k >= 2 { 1 + self.d as usize } else { 1 };
+        // Each query as (its fingerprint with this table's half on top, its position): sorting
+        // them sorts by the half, and the query travels with its position.
+        let mut order: Vec<(u64, u32)> = queries
+            .iter()
+            .enumerate()
+            .map(|(i, &q)| (q.rotate_left(rot), i as u32))
+            .collect();
+        order.par_sort_unstable();
+        order
+            .par_chunks(SORTED_RUN)
+            .flat_map_iter(|run| {
+                let mut out = Vec::new();
+                let mut ranges = [(0, 0); MAX_PROBES];
+                for &(key, i) in run {
+                    let own = (key >> (64 - self.d)) as usize;
+                    for (p, r) in ranges[..probes].iter_mut().enumerate() {
+                        let s = slot(own, p);
+                        *r = (dir[s], dir[s + 1]);
+                    }
+                    each(key.rotate_right(rot), i, &ranges[..probes], &mut out);
+                }
+                out
+            })
+            .collect()
     }
 
     /// The first entry found within distance `k` of `q` (not necessarily the nearest).
@@ -361,14 +458,33 @@ impl LeanIndex {
             ref pr,
             ref sr,
         } = *probe;
+        self.scan_primary(qh, ql, &pr[..probes], k, f)?;
+        if k == 0 {
+            return ControlFlow::Continue(());
+        }
+        self.scan_secondary(qh, ql, &sr[..probes], k, f)
+    }
+
+    /// The primary's part of stage 3, `pr` the ranges of the query's probes: it reports high
+    /// halves within `flips` bits of the query's — in the own slot, those whose bits 32..47
+    /// are; in a flipped slot, exactly the flipped half.
+    #[inline(always)]
+    fn scan_primary<F>(
+        &self,
+        qh: u32,
+        ql: u32,
+        pr: &[(u32, u32)],
+        k: u32,
+        f: &mut F,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Match) -> ControlFlow<()>,
+    {
         let flips = u32::from(k >= 2);
-        let d = self.d;
-        let shift = 32 - d;
+        let shift = 32 - self.d;
         let hs = (qh >> shift) as usize;
-        // Stage 3. The primary reports high halves within `flips` bits of the query's: in the
-        // own slot, those whose bits 32..47 are; in a flipped slot, exactly the flipped half.
         let hmid = qh as u16;
-        for (i, &(a, b)) in pr[..probes].iter().enumerate() {
+        for (i, &(a, b)) in pr.iter().enumerate() {
             let s = slot(hs, i);
             let (want, hd) = if i == 0 {
                 (hmid, 0)
@@ -376,7 +492,7 @@ impl LeanIndex {
                 // Slot bits below 16 are also bits of `pmid`.
                 (((qh ^ (1 << (shift + i as u32 - 1))) as u16), 1)
             };
-            let flow = if i == 0 && flips == 1 {
+            if i == 0 && flips == 1 {
                 matches(
                     &self.pmid,
                     a,
@@ -389,7 +505,7 @@ impl LeanIndex {
                         let hd = (self.pmid[p] ^ want).count_ones();
                         self.report(s, p, hd + (self.plo[p] ^ ql).count_ones(), k, f)
                     },
-                )
+                )?;
             } else {
                 matches(
                     &self.pmid,
@@ -397,39 +513,60 @@ impl LeanIndex {
                     b,
                     |m| m == want,
                     |p| self.report(s, p, hd + (self.plo[p] ^ ql).count_ones(), k, f),
-                )
-            };
-            if flow.is_break() {
-                return flow;
+                )?;
             }
         }
-        if k == 0 {
-            return ControlFlow::Continue(());
-        }
-        // The secondary reports low halves within `flips` bits whose high half is not: tags
-        // within `flips` bits in the own slot, equal tags in a flipped one (the flipped bit is
-        // above the tag), then the primary's low half read to confirm.
-        let tag = (ql >> (24 - d)) as u8;
-        for (i, &(a, b)) in sr[..probes].iter().enumerate() {
-            let l = if i == 0 {
+        ControlFlow::Continue(())
+    }
+
+    /// The secondary's part of stage 3 (for `k >= 1`), `sr` the ranges of the query's probes:
+    /// it reports low halves within `flips` bits whose high half is not — tags within `flips`
+    /// bits in the own slot, equal tags in a flipped one (the flipped bit is above the tag),
+    /// then the primary's low half read to confirm.
+    #[inline(always)]
+    fn scan_secondary<F>(
+        &self,
+        qh: u32,
+        ql: u32,
+        sr: &[(u32, u32)],
+        k: u32,
+        f: &mut F,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Match) -> ControlFlow<()>,
+    {
+        self.secondary_candidates(ql, sr, k, &mut |c| self.confirm(c, qh, k, f))
+    }
+
+    /// The secondary entries whose tags pass, as candidates for [`confirm`](Self::confirm).
+    #[inline(always)]
+    fn secondary_candidates<C>(
+        &self,
+        ql: u32,
+        sr: &[(u32, u32)],
+        k: u32,
+        c: &mut C,
+    ) -> ControlFlow<()>
+    where
+        C: FnMut(Candidate) -> ControlFlow<()>,
+    {
+        let flips = u32::from(k >= 2);
+        let shift = 32 - self.d;
+        let tag = (ql >> (24 - self.d)) as u8;
+        for (i, &(a, b)) in sr.iter().enumerate() {
+            let low = if i == 0 {
                 ql
             } else {
                 ql ^ (1 << (shift + i as u32 - 1))
             };
-            let mut confirm = |j: usize| {
-                let p = self.spos[j] as usize;
-                let ld = (self.plo[p] ^ l).count_ones() + u32::from(i != 0);
-                if ld > flips {
-                    return ControlFlow::Continue(());
-                }
-                let s = self.slot_of(p);
-                let hd = ((self.fingerprint(s, p) >> 32) as u32 ^ qh).count_ones();
-                if hd <= flips {
-                    return ControlFlow::Continue(()); // the primary reported it
-                }
-                self.report(s, p, hd + ld, k, f)
+            let mut candidate = |j: usize| {
+                c(Candidate {
+                    p: self.spos[j],
+                    low,
+                    flipped: i != 0,
+                })
             };
-            let flow = if i == 0 && flips == 1 {
+            if i == 0 && flips == 1 {
                 matches(
                     &self.stag,
                     a,
@@ -438,16 +575,35 @@ impl LeanIndex {
                         let x = t ^ tag;
                         x & x.wrapping_sub(1) == 0
                     },
-                    &mut confirm,
-                )
+                    &mut candidate,
+                )?;
             } else {
-                matches(&self.stag, a, b, |t| t == tag, &mut confirm)
-            };
-            if flow.is_break() {
-                return flow;
+                matches(&self.stag, a, b, |t| t == tag, &mut candidate)?;
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// Reports candidate `c` of a query whose high half is `qh` when its low half is within
+    /// `flips` bits and its high half is not (the primary reported those), and the whole within
+    /// `k`.
+    #[inline(always)]
+    fn confirm<F>(&self, c: Candidate, qh: u32, k: u32, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(Match) -> ControlFlow<()>,
+    {
+        let flips = u32::from(k >= 2);
+        let p = c.p as usize;
+        let ld = (self.plo[p] ^ c.low).count_ones() + u32::from(c.flipped);
+        if ld > flips {
+            return ControlFlow::Continue(());
+        }
+        let s = self.slot_of(p);
+        let hd = ((self.fingerprint(s, p) >> 32) as u32 ^ qh).count_ones();
+        if hd <= flips {
+            return ControlFlow::Continue(()); // the primary reported it
+        }
+        self.report(s, p, hd + ld, k, f)
     }
 
     /// Calls `f` with primary position `p` of slot `s` when `dist <= k`.
@@ -474,6 +630,15 @@ struct Probe {
     probes: usize,
     pr: [(u32, u32); MAX_PROBES],
     sr: [(u32, u32); MAX_PROBES],
+}
+
+/// A secondary entry whose tag passed: its primary position, the query's low half as the probe
+/// flipped it, and whether it did.
+#[derive(Clone, Copy)]
+struct Candidate {
+    p: u32,
+    low: u32,
+    flipped: bool,
 }
 
 /// Probe `i` of a half whose own slot is `own`: the slot itself, then one per flipped bit.

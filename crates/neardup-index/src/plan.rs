@@ -171,6 +171,18 @@ impl PlannedIndex {
         }
     }
 
+    /// [`search`](Self::search) of each query, in parallel; large batches of the lean index are
+    /// searched table by table in sorted order ([`LeanIndex::search_batch`]).
+    ///
+    /// # Errors
+    /// [`crate::Error::DistanceTooLarge`] past the index's largest distance.
+    pub fn search_batch(&self, queries: &[u64], k: u32) -> Result<Vec<Vec<Match>>> {
+        match self {
+            PlannedIndex::Tables(i) => i.search_batch(queries, k),
+            PlannedIndex::Lean(i) => i.search_batch(queries, k),
+        }
+    }
+
     /// Calls `f` for every entry within distance `k` of `q` until it returns `Break`.
     ///
     /// # Errors

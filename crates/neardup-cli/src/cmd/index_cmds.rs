@@ -7,7 +7,6 @@ use anyhow::{bail, Context, Result};
 use neardup_index::{
     all_pairs_with, fpfile, plan_index, IndexChoice, Layout, PlannedIndex, LEAN_MAX_DISTANCE,
 };
-use rayon::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -193,13 +192,12 @@ pub fn run_search(args: SearchArgs) -> Result<()> {
     let build = t.elapsed().as_secs_f64();
     let mut query_secs = 0.0;
     let mut matches = 0usize;
-    const CHUNK: usize = 1 << 20;
+    // Large chunks: the lean index searches a batch in sorted order, faster the more queries
+    // it holds (1.2 µs a query a core at 1 M queries, 1.0 at 8 M, 50 M stored).
+    const CHUNK: usize = 1 << 22;
     for (c, chunk) in queries.chunks(CHUNK).enumerate() {
         let t = Instant::now();
-        let res: Vec<Vec<neardup_index::Match>> = chunk
-            .par_iter()
-            .map(|&q| index.search(q, k))
-            .collect::<Result<_, _>>()?;
+        let res = index.search_batch(chunk, k)?;
         query_secs += t.elapsed().as_secs_f64();
         for (qi, ms) in res.iter().enumerate() {
             let qpos = c * CHUNK + qi;

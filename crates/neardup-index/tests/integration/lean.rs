@@ -84,6 +84,42 @@ fn lean_search_is_exact_on_random_data_with_the_default_directory() {
     }
 }
 
+/// A batch large enough to be searched table by table in sorted order
+/// (`LeanIndex::search_batch` past 16,384 queries) answers each query as `search` does (itself
+/// checked against the scan above), at every distance and directory size; repeated queries
+/// included.
+#[test]
+fn lean_sorted_batch_equals_one_query_at_a_time() {
+    let (entries, mut queries) = planted(5, 2_000);
+    let mut rng = SplitMix64::new(9);
+    let planted_queries = queries.len();
+    for i in 0..20_000 {
+        let q = queries[i % planted_queries];
+        queries.push(flip_bits(q, rng.below(4) as u32, &mut rng));
+    }
+    queries.extend_from_within(..100);
+    assert!(queries.len() > 16_384);
+    for d in [16, 19] {
+        let index = LeanIndex::build_with_directory_bits(&entries, d).unwrap();
+        for k in 0..=LEAN_MAX_DISTANCE {
+            let batch = index.search_batch(&queries, k).unwrap();
+            assert_eq!(batch.len(), queries.len());
+            let mut found = 0;
+            for (q, got) in queries.iter().zip(&batch) {
+                assert_eq!(got, &index.search(*q, k).unwrap(), "q={q:x} k={k} d={d}");
+                found += got.len();
+            }
+            assert!(found > queries.len() / 2, "d={d} k={k}: {found} matches");
+        }
+    }
+    // And against the scan itself on a sample.
+    let index = LeanIndex::build(&entries).unwrap();
+    let batch = index.search_batch(&queries, 3).unwrap();
+    for i in (0..queries.len()).step_by(97) {
+        assert_eq!(batch[i], linear_search(&entries, queries[i], 3));
+    }
+}
+
 #[test]
 fn lean_find_any_and_early_exit() {
     let (entries, queries) = planted(3, 50);
