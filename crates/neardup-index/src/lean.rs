@@ -40,7 +40,9 @@
 //! assert!(index.search(0, 4).is_err()); // the lean index answers distances up to 3
 //! ```
 use crate::error::{Error, Result};
-use crate::index::{all_sorted, check_len, first_found, Match};
+use crate::index::{
+    all_sorted, by_query, check_len, first_found, in_key_order, Match, SORTED_BATCH, SORTED_RUN,
+};
 use crate::table::{huge_vec, prefetch};
 use rayon::prelude::*;
 use std::ops::ControlFlow;
@@ -53,13 +55,6 @@ const HINT_SHIFT: u32 = 6;
 
 /// Most probes of one half: the query's own slot and one per directory bit.
 const MAX_PROBES: usize = 25;
-
-/// Batches of at least this many queries are searched table by table in sorted order
-/// ([`LeanIndex::search_batch`]).
-const SORTED_BATCH: usize = 1 << 14;
-
-/// Sorted queries handled as one parallel task.
-const SORTED_RUN: usize = 4096;
 
 /// Entries a filter block tests at once; the filter arrays carry this many past their end.
 const PAD: usize = 32;
@@ -333,16 +328,7 @@ impl LeanIndex {
                 out
             }));
         }
-        found.par_sort_unstable();
-        let groups: Vec<(u32, Vec<Match>)> = found
-            .par_chunk_by(|a, b| a.0 == b.0)
-            .map(|run| (run[0].0, run.iter().map(|&(_, m)| m).collect()))
-            .collect();
-        let mut out = vec![Vec::new(); queries.len()];
-        for (i, ms) in groups {
-            out[i as usize] = ms;
-        }
-        out
+        by_query(found, queries.len())
     }
 
     /// One table's pass of [`search_sorted`](Self::search_sorted): the queries sorted by the
@@ -355,30 +341,20 @@ impl LeanIndex {
     {
         let dir = if rot == 0 { &self.pdir } else { &self.sdir };
         let probes = if k >= 2 { 1 + self.d as usize } else { 1 };
-        // Each query as (its fingerprint with this table's half on top, its position): sorting
-        // them sorts by the half, and the query travels with its position.
-        let mut order: Vec<(u64, u32)> = queries
-            .iter()
-            .enumerate()
-            .map(|(i, &q)| (q.rotate_left(rot), i as u32))
-            .collect();
-        order.par_sort_unstable();
-        order
-            .par_chunks(SORTED_RUN)
-            .flat_map_iter(|run| {
-                let mut out = Vec::new();
+        // Keyed by the fingerprint with this table's half on top: sorted by the half.
+        in_key_order(
+            queries,
+            |q| q.rotate_left(rot),
+            |key, i, out| {
+                let own = (key >> (64 - self.d)) as usize;
                 let mut ranges = [(0, 0); MAX_PROBES];
-                for &(key, i) in run {
-                    let own = (key >> (64 - self.d)) as usize;
-                    for (p, r) in ranges[..probes].iter_mut().enumerate() {
-                        let s = slot(own, p);
-                        *r = (dir[s], dir[s + 1]);
-                    }
-                    each(key.rotate_right(rot), i, &ranges[..probes], &mut out);
+                for (p, r) in ranges[..probes].iter_mut().enumerate() {
+                    let s = slot(own, p);
+                    *r = (dir[s], dir[s + 1]);
                 }
-                out
-            })
-            .collect()
+                each(key.rotate_right(rot), i, &ranges[..probes], out);
+            },
+        )
     }
 
     /// The first entry found within distance `k` of `q` (not necessarily the nearest).

@@ -64,7 +64,7 @@ pub mod random;
 mod table;
 
 pub use error::{Error, Result};
-pub use index::{HammingIndex, Match, MAX_ENTRIES};
+pub use index::{HammingIndex, Match, MAX_ENTRIES, SORTED_BATCH};
 pub use layout::Layout;
 pub use lean::{lean_directory_bits, lean_estimate, LeanIndex, LEAN_MAX_DISTANCE};
 pub use pairs::{all_pairs, all_pairs_with};

@@ -184,6 +184,44 @@ fn every_planner_k_is_exact() {
     }
 }
 
+/// A batch past `SORTED_BATCH` is searched table by table in sorted order; it answers each
+/// query as `search` does (itself checked against the scan), for every layout and distance,
+/// with pending inserts and removed entries in the tables.
+#[test]
+fn sorted_batch_equals_one_query_at_a_time() {
+    let mut rng = SplitMix64::new(21);
+    for &(m, k) in LAYOUTS {
+        let (entries, centres) = planted(m as u64 * 31 + k as u64, 3_000, k);
+        let mut index = HammingIndex::build(Layout::new(m, k).unwrap(), &entries).unwrap();
+        for (j, &(f, h)) in entries.iter().enumerate().step_by(7) {
+            index.insert(f ^ 1, h + 1_000_000).unwrap();
+            if j % 2 == 0 {
+                assert!(index.remove(f, h));
+            }
+        }
+        let mut queries: Vec<u64> = (0..neardup_index::SORTED_BATCH + 500)
+            .map(|i| {
+                flip_bits(
+                    centres[i % centres.len()],
+                    rng.below(k as u64 + 2) as u32,
+                    &mut rng,
+                )
+            })
+            .collect();
+        queries.extend_from_within(..50);
+        for kk in 0..=k {
+            let batch = index.search_batch(&queries, kk).unwrap();
+            assert_eq!(batch.len(), queries.len());
+            let mut found = 0;
+            for (q, got) in queries.iter().zip(&batch) {
+                assert_eq!(got, &index.search(*q, kk).unwrap(), "q={q:x} k={kk} m={m}");
+                found += got.len();
+            }
+            assert!(found > queries.len() / 8, "m={m} k={kk}: {found} matches");
+        }
+    }
+}
+
 #[test]
 fn empty_index_and_errors() {
     let index = HammingIndex::new(Layout::new(4, 3).unwrap());
