@@ -72,6 +72,25 @@ def test_lean_index_equals_brute_force():
     assert own.search(int(fps[1])) == [(80, 0)]
 
 
+def test_large_batches_equal_one_query_at_a_time():
+    # Past 16,384 queries both indexes search a batch table by table in sorted order.
+    rng = np.random.default_rng(8)
+    fps = rng.integers(0, 2**63, size=5000, dtype=np.uint64)
+    queries = np.resize(fps, 20000).copy()
+    for i in range(0, len(queries), 2):
+        queries[i] ^= np.uint64(1) << np.uint64(rng.integers(0, 64))
+    blocks = neardup.HammingIndex(max_distance=3, capacity=len(fps))
+    blocks.insert_many(fps)
+    for ix in (neardup.LeanIndex(fps), blocks):
+        qi, h, d = ix.search_many(queries, threads=2)
+        assert len(qi) >= len(queries)
+        got = {}
+        for a, b, c in zip(qi.tolist(), h.tolist(), d.tolist()):
+            got.setdefault(a, []).append((b, c))
+        for a in range(0, len(queries), 37):
+            assert got.get(a, []) == ix.search(int(queries[a]))
+
+
 def test_lean_index_errors():
     ix = neardup.LeanIndex(np.array([0xFF], np.uint64))
     with pytest.raises(neardup.ConfigError, match="distance 4 is out of range for layout lean"):
