@@ -1,6 +1,6 @@
 //! [`HammingIndex`]: the mutable exact index.
 use crate::error::{Error, Result};
-use crate::layout::Layout;
+use crate::layout::{Layout, TableSpec};
 use crate::table::Table;
 use rayon::prelude::*;
 use std::ops::ControlFlow;
@@ -206,22 +206,31 @@ impl HammingIndex {
                 // Never the reporting table for a match within k (see `canonical_key_set`).
                 continue;
             }
-            let qp = s.permute(q);
-            let flow = t.scan(qp, k, &mut |handle, p, dist| {
-                if self.layout.canonical_key_set(&s.perm_block_masks, qp ^ p) != s.key_set {
-                    return ControlFlow::Continue(());
-                }
-                f(Match {
-                    handle,
-                    fingerprint: s.unpermute(p),
-                    distance: dist as u8,
-                })
-            });
+            let flow = self.scan_table(t, s, s.permute(q), k, &mut f);
             if flow.is_break() {
                 return Ok(flow);
             }
         }
         Ok(ControlFlow::Continue(()))
+    }
+
+    /// Table `t`'s entries within `k` of the permuted query `qp`, each reported to `f` only
+    /// from the table that reports it (see `canonical_key_set`).
+    #[inline(always)]
+    fn scan_table<F>(&self, t: &Table, s: &TableSpec, qp: u64, k: u32, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(Match) -> ControlFlow<()>,
+    {
+        t.scan(qp, k, &mut |handle, p, dist| {
+            if self.layout.canonical_key_set(&s.perm_block_masks, qp ^ p) != s.key_set {
+                return ControlFlow::Continue(());
+            }
+            f(Match {
+                handle,
+                fingerprint: s.unpermute(p),
+                distance: dist as u8,
+            })
+        })
     }
 
     /// Issues the memory prefetches of a search for `q` within `k` without searching, in two
@@ -282,15 +291,15 @@ impl HammingIndex {
 
     /// [`HammingIndex::search`] for each query, in parallel over the queries (rayon).
     ///
-    /// # Errors
-    /// [`Error::DistanceTooLarge`] if `k > self.max_distance()`.
-    ///
     /// A batch of [`SORTED_BATCH`] queries or more is searched one table at a time, the
     /// queries sorted by that table's permuted key: each query's slot then lies just past the
     /// previous one's, so the table is read nearly in order instead of a cache miss a probe.
+    ///
+    /// # Errors
+    /// [`Error::DistanceTooLarge`] if `k > self.max_distance()`.
     pub fn search_batch(&self, queries: &[u64], k: u32) -> Result<Vec<Vec<Match>>> {
         self.layout.check_distance(k)?;
-        if queries.len() < SORTED_BATCH {
+        if !sorted_batch(queries.len()) {
             return queries.par_iter().map(|&q| self.search(q, k)).collect();
         }
         let kb = self.layout.key_blocks() as u32;
@@ -303,17 +312,8 @@ impl HammingIndex {
                 queries,
                 |q| s.permute(q),
                 |qp, i, out| {
-                    let _ = t.scan(qp, k, &mut |handle, p, dist| {
-                        if self.layout.canonical_key_set(&s.perm_block_masks, qp ^ p) == s.key_set {
-                            out.push((
-                                i,
-                                Match {
-                                    handle,
-                                    fingerprint: s.unpermute(p),
-                                    distance: dist as u8,
-                                },
-                            ));
-                        }
+                    let _ = self.scan_table(t, s, qp, k, &mut |m| {
+                        out.push((i, m));
                         ControlFlow::Continue(())
                     });
                 },
@@ -326,6 +326,12 @@ impl HammingIndex {
 /// Batches of at least this many queries are searched table by table in sorted order
 /// ([`HammingIndex::search_batch`], [`crate::LeanIndex::search_batch`]).
 pub const SORTED_BATCH: usize = 1 << 14;
+
+/// Whether a batch of `n` queries is searched in sorted order: from [`SORTED_BATCH`] queries,
+/// up to as many as a `u32` position counts.
+pub(crate) fn sorted_batch(n: usize) -> bool {
+    (SORTED_BATCH..=u32::MAX as usize).contains(&n)
+}
 
 /// Sorted queries handled as one parallel task.
 pub(crate) const SORTED_RUN: usize = 4096;

@@ -41,7 +41,7 @@
 //! ```
 use crate::error::{Error, Result};
 use crate::index::{
-    all_sorted, by_query, check_len, first_found, in_key_order, Match, SORTED_BATCH, SORTED_RUN,
+    all_sorted, by_query, check_len, first_found, in_key_order, sorted_batch, Match, SORTED_RUN,
 };
 use crate::table::{huge_vec, prefetch};
 use rayon::prelude::*;
@@ -285,7 +285,7 @@ impl LeanIndex {
         if self.is_empty() {
             return Ok(vec![Vec::new(); queries.len()]);
         }
-        if queries.len() < SORTED_BATCH {
+        if !sorted_batch(queries.len()) {
             // One query at a time: grouping queries through the stages (2, 4 or 8 at once)
             // was slower, its prefetches more than a core keeps in flight.
             return queries.par_iter().map(|&q| self.search(q, k)).collect();
