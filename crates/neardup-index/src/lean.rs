@@ -276,7 +276,8 @@ impl LeanIndex {
     }
 
     /// Searches many queries in parallel (rayon); result `i` is [`LeanIndex::search`] of
-    /// `queries[i]`.
+    /// `queries[i]`. A batch of [`crate::SORTED_BATCH`] queries or more is searched table by
+    /// table in sorted order (see the module docs).
     ///
     /// # Errors
     /// [`Error::DistanceTooLarge`] if `k > 3`.
