@@ -182,98 +182,57 @@ fn search_matches_brute_force() {
     }
 }
 
+/// Runs `args`, which must be refused (exit 2) with a message holding every one of `needles`.
+fn refused(args: &[&str], needles: &[&str]) {
+    let o = run(args, None);
+    assert_eq!(o.status.code(), Some(2), "{args:?}");
+    let e = String::from_utf8_lossy(&o.stderr);
+    for n in needles {
+        assert!(e.contains(n), "{args:?}: no `{n}` in {e}");
+    }
+}
+
 #[test]
 fn bad_inputs_give_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("odd.bin");
     std::fs::write(&bad, [1u8; 12]).unwrap();
-    let o = run(&["pairs", bad.to_str().unwrap()], None);
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        e.contains("odd.bin") && e.contains("12") && e.contains("multiple of 8"),
-        "{e}"
-    );
-
     let hex = dir.path().join("q.txt");
     std::fs::write(&hex, "00ff\n12zz\n").unwrap();
     let good = dir.path().join("db.fps");
     fpfile::write(&good, &data(), Format::Raw).unwrap();
-    let o = run(
+    let missing = dir.path().join("missing.fps");
+    let (bad, hex, good, missing) = (
+        bad.to_str().unwrap(),
+        hex.to_str().unwrap(),
+        good.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    );
+    refused(&["pairs", bad], &["odd.bin", "12", "multiple of 8"]);
+    refused(&["search", good, "--queries", hex], &["q.txt:2", "hex"]);
+    refused(
+        &["pairs", good, "--distance", "4", "--layout", "m4"],
+        &["at most 3", "--layout auto"],
+    );
+    refused(
+        &["search", good, "--queries", good, "-k", "64"],
+        &["0 to 63"],
+    );
+    refused(
         &[
             "search",
-            good.to_str().unwrap(),
+            good,
             "--queries",
-            hex.to_str().unwrap(),
-        ],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("q.txt:2") && e.contains("hex"), "{e}");
-
-    let o = run(
-        &[
-            "pairs",
-            good.to_str().unwrap(),
-            "--distance",
-            "4",
-            "--layout",
-            "m4",
-        ],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        e.contains("at most 3") && e.contains("--layout auto"),
-        "{e}"
-    );
-
-    let o = run(
-        &[
-            "search",
-            good.to_str().unwrap(),
-            "--queries",
-            good.to_str().unwrap(),
-            "-k",
-            "64",
-        ],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("0 to 63"));
-
-    let o = run(
-        &[
-            "search",
-            good.to_str().unwrap(),
-            "--queries",
-            good.to_str().unwrap(),
+            good,
             "-k",
             "4",
             "--layout",
             "lean",
         ],
-        None,
+        &["--layout lean", "at most 3"],
     );
-    assert_eq!(o.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        e.contains("--layout lean") && e.contains("at most 3"),
-        "{e}"
-    );
-
-    let o = run(&["pairs", good.to_str().unwrap(), "--layout", "q7"], None);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("m5x2"));
-
-    let o = run(
-        &["pairs", dir.path().join("missing.fps").to_str().unwrap()],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.fps"));
+    refused(&["pairs", good, "--layout", "q7"], &["m5x2"]);
+    refused(&["pairs", missing], &["missing.fps"]);
 }
 
 #[test]
