@@ -1,4 +1,5 @@
 //! [`HammingIndex`]: the mutable exact index.
+use crate::batch::{by_query, sorted_batch, KeyOrder};
 use crate::error::{Error, Result};
 use crate::layout::{Layout, TableSpec};
 use crate::table::Table;
@@ -304,11 +305,12 @@ impl HammingIndex {
         }
         let kb = self.layout.key_blocks() as u32;
         let mut found: Vec<(u32, Match)> = Vec::new();
+        let mut order = KeyOrder::new(queries.len());
         for (t, s) in self.tables.iter().zip(self.layout.specs()) {
             if s.max_block >= kb + k {
                 continue; // as in `search_with`
             }
-            found.extend(in_key_order(
+            found.extend(order.each(
                 queries,
                 |q| s.permute(q),
                 |qp, i, out| {
@@ -321,58 +323,6 @@ impl HammingIndex {
         }
         Ok(by_query(found, queries.len()))
     }
-}
-
-/// Batches of at least this many queries are searched table by table in sorted order
-/// ([`HammingIndex::search_batch`], [`crate::LeanIndex::search_batch`]).
-pub const SORTED_BATCH: usize = 1 << 14;
-
-/// Whether a batch of `n` queries is searched in sorted order: from [`SORTED_BATCH`] queries,
-/// up to as many as a `u32` position counts.
-pub(crate) fn sorted_batch(n: usize) -> bool {
-    (SORTED_BATCH..=u32::MAX as usize).contains(&n)
-}
-
-/// Sorted queries handled as one parallel task.
-pub(crate) const SORTED_RUN: usize = 4096;
-
-/// The queries keyed by `key` and sorted, cut into runs handled in parallel: `each(key,
-/// position, out)` for each query, in key order within a run; the runs' outputs in order.
-pub(crate) fn in_key_order<T: Send>(
-    queries: &[u64],
-    key: impl Fn(u64) -> u64 + Sync,
-    each: impl Fn(u64, u32, &mut Vec<T>) + Sync,
-) -> Vec<T> {
-    let mut order: Vec<(u64, u32)> = queries
-        .iter()
-        .enumerate()
-        .map(|(i, &q)| (key(q), i as u32))
-        .collect();
-    order.par_sort_unstable();
-    order
-        .par_chunks(SORTED_RUN)
-        .flat_map_iter(|run| {
-            let mut out = Vec::new();
-            for &(key, i) in run {
-                each(key, i, &mut out);
-            }
-            out
-        })
-        .collect()
-}
-
-/// Matches found as (query, match), in any order, as one sorted list a query.
-pub(crate) fn by_query(mut found: Vec<(u32, Match)>, queries: usize) -> Vec<Vec<Match>> {
-    found.par_sort_unstable();
-    let groups: Vec<(u32, Vec<Match>)> = found
-        .par_chunk_by(|a, b| a.0 == b.0)
-        .map(|run| (run[0].0, run.iter().map(|&(_, m)| m).collect()))
-        .collect();
-    let mut out = vec![Vec::new(); queries];
-    for (i, ms) in groups {
-        out[i as usize] = ms;
-    }
-    out
 }
 
 /// A search's callback as the shared helpers pass it.

@@ -39,10 +39,9 @@
 //! assert_eq!(hits.iter().map(|m| (m.handle, m.distance)).collect::<Vec<_>>(), [(1, 0), (2, 3)]);
 //! assert!(index.search(0, 4).is_err()); // the lean index answers distances up to 3
 //! ```
+use crate::batch::{by_query, sorted_batch, KeyOrder, SORTED_RUN};
 use crate::error::{Error, Result};
-use crate::index::{
-    all_sorted, by_query, check_len, first_found, in_key_order, sorted_batch, Match, SORTED_RUN,
-};
+use crate::index::{all_sorted, check_len, first_found, Match};
 use crate::table::{huge_vec, prefetch};
 use rayon::prelude::*;
 use std::ops::ControlFlow;
@@ -299,18 +298,20 @@ impl LeanIndex {
     /// previous query's, so the tables are read almost in order and mostly from cache, where
     /// one query alone waits on a cache miss per probe.
     fn search_sorted(&self, queries: &[u64], k: u32) -> Vec<Vec<Match>> {
-        let mut found: Vec<(u32, Match)> = self.sorted_pass(queries, k, 0, |q, i, ranges, out| {
-            let (qh, ql) = ((q >> 32) as u32, q as u32);
-            let _ = self.scan_primary(qh, ql, ranges, k, &mut |m| {
-                out.push((i, m));
-                ControlFlow::Continue(())
+        let mut order = KeyOrder::new(queries.len());
+        let mut found: Vec<(u32, Match)> =
+            self.sorted_pass(&mut order, queries, k, 0, |q, i, ranges, out| {
+                let (qh, ql) = ((q >> 32) as u32, q as u32);
+                let _ = self.scan_primary(qh, ql, ranges, k, &mut |m| {
+                    out.push((i, m));
+                    ControlFlow::Continue(())
+                });
             });
-        });
         if k > 0 {
             // The secondary's candidates point into the primary at random: they are confirmed
             // in the order of their positions, so that those reads go forward too.
             let mut candidates: Vec<(Candidate, u32, u32)> =
-                self.sorted_pass(queries, k, 32, |q, i, ranges, out| {
+                self.sorted_pass(&mut order, queries, k, 32, |q, i, ranges, out| {
                     let (qh, ql) = ((q >> 32) as u32, q as u32);
                     let _ = self.secondary_candidates(ql, ranges, k, &mut |c| {
                         out.push((c, qh, i));
@@ -335,7 +336,14 @@ impl LeanIndex {
     /// One table's pass of [`search_sorted`](Self::search_sorted): the queries sorted by the
     /// table's half (`rot`: 0 for the high half, 32 for the low), cut into runs handled in
     /// parallel; `each(query, position, probe ranges, out)` collects what a query yields.
-    fn sorted_pass<T, E>(&self, queries: &[u64], k: u32, rot: u32, each: E) -> Vec<T>
+    fn sorted_pass<T, E>(
+        &self,
+        order: &mut KeyOrder,
+        queries: &[u64],
+        k: u32,
+        rot: u32,
+        each: E,
+    ) -> Vec<T>
     where
         T: Send,
         E: Fn(u64, u32, &[(u32, u32)], &mut Vec<T>) + Sync,
@@ -343,7 +351,7 @@ impl LeanIndex {
         let dir = if rot == 0 { &self.pdir } else { &self.sdir };
         let probes = if k >= 2 { 1 + self.d as usize } else { 1 };
         // Keyed by the fingerprint with this table's half on top: sorted by the half.
-        in_key_order(
+        order.each(
             queries,
             |q| q.rotate_left(rot),
             |key, i, out| {

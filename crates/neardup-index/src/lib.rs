@@ -52,6 +52,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod batch;
 mod error;
 pub mod fpfile;
 mod index;
@@ -63,8 +64,9 @@ mod plan;
 pub mod random;
 mod table;
 
+pub use batch::SORTED_BATCH;
 pub use error::{Error, Result};
-pub use index::{HammingIndex, Match, MAX_ENTRIES, SORTED_BATCH};
+pub use index::{HammingIndex, Match, MAX_ENTRIES};
 pub use layout::Layout;
 pub use lean::{lean_directory_bits, lean_estimate, LeanIndex, LEAN_MAX_DISTANCE};
 pub use pairs::{all_pairs, all_pairs_with};
