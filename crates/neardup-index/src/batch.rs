@@ -79,14 +79,7 @@ impl KeyOrder {
             .zip(queries.par_chunks(share))
             .enumerate()
             .map(|(c, ((keyed, spare), qs))| {
-                let base = c * share;
-                keyed.clear();
-                keyed.extend(
-                    qs.iter()
-                        .enumerate()
-                        .map(|(j, &q)| (key(q), (base + j) as u32)),
-                );
-                order_by_top_bits(keyed, spare);
+                order_by_top_bits(qs, c * share, &key, keyed, spare);
                 let mut out = Vec::new();
                 for &(k, i) in keyed.iter() {
                     each(k, i, &mut out);
@@ -102,27 +95,70 @@ impl KeyOrder {
     }
 }
 
-/// The radix digit `pass` of `key`: pass 0 the lower of the top [`ORDER_BITS`] bits, pass 1
-/// the top [`DIGIT_BITS`].
+/// The top [`ORDER_BITS`] bits of `key`: what the queries are ordered by.
 #[inline(always)]
-fn digit(key: u64, pass: usize) -> usize {
-    (key >> (64 - ORDER_BITS + DIGIT_BITS * pass as u32)) as usize & (DIGITS - 1)
+fn prefix(key: u64) -> u32 {
+    (key >> (64 - ORDER_BITS)) as u32
 }
 
-/// Orders `v` by its keys' top [`ORDER_BITS`] bits, stably (equal prefixes keep their order):
-/// two counting passes, `spare` the second buffer.
-fn order_by_top_bits(v: &mut Vec<Keyed>, spare: &mut Vec<Keyed>) {
+/// Radix digit counts of both passes.
+type Counts = [[u32; DIGITS]; 2];
+
+/// Counts `prefix` (below 2^[`ORDER_BITS`]) in both passes' digits.
+#[inline(always)]
+fn count(counts: &mut Counts, prefix: u32) {
+    counts[0][prefix as usize & (DIGITS - 1)] += 1;
+    counts[1][(prefix >> DIGIT_BITS) as usize & (DIGITS - 1)] += 1;
+}
+
+/// `qs` keyed by `key` with their positions (from `base`) in `v`, ordered by the keys' top
+/// [`ORDER_BITS`] bits, stably (equal prefixes in position order), the digits counted as the
+/// keys are made; `spare` is the radix sort's second buffer.
+fn order_by_top_bits(
+    qs: &[u64],
+    base: usize,
+    key: impl Fn(u64) -> u64,
+    v: &mut Vec<Keyed>,
+    spare: &mut Vec<Keyed>,
+) {
     let mut counts = [[0u32; DIGITS]; 2];
-    for &(k, _) in v.iter() {
-        counts[0][digit(k, 0)] += 1;
-        counts[1][digit(k, 1)] += 1;
+    v.clear();
+    v.extend(qs.iter().enumerate().map(|(j, &q)| {
+        let k = key(q);
+        count(&mut counts, prefix(k));
+        (k, (base + j) as u32)
+    }));
+    scatter(v, spare, counts, |&(k, _)| prefix(k));
+}
+
+/// Orders `v` by `prefix` (values below 2^[`ORDER_BITS`]), stably, with `spare` as the second
+/// buffer: what batches sort only for the locality of the reads that follow.
+pub(crate) fn order_by_prefix<T: Copy + Default>(
+    v: &mut Vec<T>,
+    spare: &mut Vec<T>,
+    prefix: impl Fn(&T) -> u32,
+) {
+    let mut counts = [[0u32; DIGITS]; 2];
+    for e in v.iter() {
+        count(&mut counts, prefix(e));
     }
+    scatter(v, spare, counts, prefix);
+}
+
+/// The two counting passes of a least-significant-digit radix sort of `v` by `prefix`,
+/// `counts` its digits' counts.
+fn scatter<T: Copy + Default>(
+    v: &mut Vec<T>,
+    spare: &mut Vec<T>,
+    mut counts: Counts,
+    prefix: impl Fn(&T) -> u32,
+) {
     if spare.len() != v.len() {
         spare.clear();
-        spare.resize(v.len(), (0, 0));
+        spare.resize(v.len(), T::default());
     }
     for (pass, c) in counts.iter_mut().enumerate() {
-        // A digit all keys share leaves the order as it is.
+        // A digit all elements share leaves the order as it is.
         if c.iter().any(|&n| n as usize == v.len()) {
             continue;
         }
@@ -132,8 +168,9 @@ fn order_by_top_bits(v: &mut Vec<Keyed>, spare: &mut Vec<Keyed>) {
             *n = sum;
             sum += here;
         }
+        let shift = DIGIT_BITS * pass as u32;
         for &e in v.iter() {
-            let d = digit(e.0, pass);
+            let d = (prefix(&e) >> shift) as usize & (DIGITS - 1);
             spare[c[d] as usize] = e;
             c[d] += 1;
         }
@@ -176,11 +213,11 @@ mod tests {
                     _ => k | 0xFFF0_0000_0000_0000, // the top digit shared
                 })
                 .collect();
-            let mut v: Vec<Keyed> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
-            let mut want = v.clone();
+            let mut want: Vec<Keyed> =
+                keys.iter().enumerate().map(|(i, &k)| (k ^ 1, 7 + i as u32)).collect();
             want.sort_by_key(|&(k, _)| k >> (64 - ORDER_BITS));
-            let mut spare = Vec::new();
-            order_by_top_bits(&mut v, &mut spare);
+            let (mut v, mut spare) = (Vec::new(), Vec::new());
+            order_by_top_bits(&keys, 7, |k| k ^ 1, &mut v, &mut spare);
             prop_assert_eq!(v, want);
         }
 

@@ -39,7 +39,7 @@
 //! assert_eq!(hits.iter().map(|m| (m.handle, m.distance)).collect::<Vec<_>>(), [(1, 0), (2, 3)]);
 //! assert!(index.search(0, 4).is_err()); // the lean index answers distances up to 3
 //! ```
-use crate::batch::{by_query, sorted_batch, KeyOrder, SORTED_RUN};
+use crate::batch::{by_query, order_by_prefix, sorted_batch, KeyOrder, ORDER_BITS, SORTED_RUN};
 use crate::error::{Error, Result};
 use crate::index::{all_sorted, check_len, first_found, Match};
 use crate::table::{huge_vec, prefetch};
@@ -318,7 +318,10 @@ impl LeanIndex {
                         ControlFlow::Continue(())
                     });
                 });
-            candidates.par_sort_unstable_by_key(|(c, _, _)| c.p);
+            // By the positions' top bits: the reads go forward, which is all the order is for.
+            let shift =
+                (u32::BITS - (self.len() as u32).leading_zeros()).saturating_sub(ORDER_BITS);
+            order_by_prefix(&mut candidates, &mut Vec::new(), |(c, _, _)| c.p >> shift);
             found.par_extend(candidates.par_chunks(SORTED_RUN).flat_map_iter(|run| {
                 let mut out = Vec::new();
                 for &(c, qh, i) in run {
@@ -619,7 +622,7 @@ struct Probe {
 
 /// A secondary entry whose tag passed: its primary position, the query's low half as the probe
 /// flipped it, and whether it did.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Candidate {
     p: u32,
     low: u32,
