@@ -24,9 +24,6 @@ pub(crate) fn sorted_batch(n: usize) -> bool {
     (SORTED_BATCH..=u32::MAX as usize).contains(&n)
 }
 
-/// Candidates handled as one parallel task where a batch's work is cut into runs.
-pub(crate) const SORTED_RUN: usize = 4096;
-
 /// Bits of a radix digit: 2,048 counters, whose write fronts stay in the L1 cache.
 const DIGIT_BITS: u32 = 11;
 /// The key's top bits the queries are ordered by: two digits.
@@ -59,22 +56,21 @@ impl KeyOrder {
 
     /// `each(key, position, out)` for every query of the batch, keyed by `key`: each share
     /// in parallel, its queries in the order of their key's top [`ORDER_BITS`] bits (then of
-    /// position); the shares' outputs in order. `queries` is the batch [`KeyOrder::new`] was
-    /// made for.
+    /// position); each share's output, in order. `queries` is the batch [`KeyOrder::new`]
+    /// was made for.
     pub(crate) fn each<T: Send>(
         &mut self,
         queries: &[u64],
         key: impl Fn(u64) -> u64 + Sync,
         each: impl Fn(u64, u32, &mut Vec<T>) + Sync,
-    ) -> Vec<T> {
+    ) -> Vec<Vec<T>> {
         assert_eq!(
             queries.len().div_ceil(self.share),
             self.buffers.len(),
             "a KeyOrder serves the batch it was made for"
         );
         let share = self.share;
-        let outs: Vec<Vec<T>> = self
-            .buffers
+        self.buffers
             .par_iter_mut()
             .zip(queries.par_chunks(share))
             .enumerate()
@@ -86,12 +82,7 @@ impl KeyOrder {
                 }
                 out
             })
-            .collect();
-        let mut all = Vec::with_capacity(outs.iter().map(Vec::len).sum());
-        for out in outs {
-            all.extend(out);
-        }
-        all
+            .collect()
     }
 }
 
@@ -133,7 +124,7 @@ fn order_by_top_bits(
 
 /// Orders `v` by `prefix` (values below 2^[`ORDER_BITS`]), stably, with `spare` as the second
 /// buffer: what batches sort only for the locality of the reads that follow.
-pub(crate) fn order_by_prefix<T: Copy + Default>(
+pub(crate) fn order_by_prefix<T: Copy>(
     v: &mut Vec<T>,
     spare: &mut Vec<T>,
     prefix: impl Fn(&T) -> u32,
@@ -147,15 +138,18 @@ pub(crate) fn order_by_prefix<T: Copy + Default>(
 
 /// The two counting passes of a least-significant-digit radix sort of `v` by `prefix`,
 /// `counts` its digits' counts.
-fn scatter<T: Copy + Default>(
+fn scatter<T: Copy>(
     v: &mut Vec<T>,
     spare: &mut Vec<T>,
     mut counts: Counts,
     prefix: impl Fn(&T) -> u32,
 ) {
+    let Some(&first) = v.first() else {
+        return;
+    };
     if spare.len() != v.len() {
         spare.clear();
-        spare.resize(v.len(), T::default());
+        spare.resize(v.len(), first);
     }
     for (pass, c) in counts.iter_mut().enumerate() {
         // A digit all elements share leaves the order as it is.
@@ -227,8 +221,9 @@ mod tests {
         fn each_query_once_with_its_key(queries in proptest::collection::vec(any::<u64>(), 1..5000)) {
             let mut order = KeyOrder::new(queries.len());
             for rot in [0u32, 32] {
-                let mut seen: Vec<(u32, u64)> =
-                    order.each(&queries, |q| q.rotate_left(rot), |k, i, out| out.push((i, k)));
+                let mut seen: Vec<(u32, u64)> = order
+                    .each(&queries, |q| q.rotate_left(rot), |k, i, out| out.push((i, k)))
+                    .concat();
                 seen.sort_unstable();
                 let want: Vec<(u32, u64)> = queries
                     .iter()

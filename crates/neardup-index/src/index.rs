@@ -310,7 +310,7 @@ impl HammingIndex {
             if s.max_block >= kb + k {
                 continue; // as in `search_with`
             }
-            found.extend(order.each(
+            for share in order.each(
                 queries,
                 |q| s.permute(q),
                 |qp, i, out| {
@@ -319,7 +319,9 @@ impl HammingIndex {
                         ControlFlow::Continue(())
                     });
                 },
-            ));
+            ) {
+                found.extend(share);
+            }
         }
         Ok(by_query(found, queries.len()))
     }

@@ -39,7 +39,7 @@
 //! assert_eq!(hits.iter().map(|m| (m.handle, m.distance)).collect::<Vec<_>>(), [(1, 0), (2, 3)]);
 //! assert!(index.search(0, 4).is_err()); // the lean index answers distances up to 3
 //! ```
-use crate::batch::{by_query, order_by_prefix, sorted_batch, KeyOrder, ORDER_BITS, SORTED_RUN};
+use crate::batch::{by_query, order_by_prefix, sorted_batch, KeyOrder, ORDER_BITS};
 use crate::error::{Error, Result};
 use crate::index::{all_sorted, check_len, first_found, Match};
 use crate::table::{huge_vec, prefetch};
@@ -299,18 +299,21 @@ impl LeanIndex {
     /// one query alone waits on a cache miss per probe.
     fn search_sorted(&self, queries: &[u64], k: u32) -> Vec<Vec<Match>> {
         let mut order = KeyOrder::new(queries.len());
-        let mut found: Vec<(u32, Match)> =
-            self.sorted_pass(&mut order, queries, k, 0, |q, i, ranges, out| {
-                let (qh, ql) = ((q >> 32) as u32, q as u32);
-                let _ = self.scan_primary(qh, ql, ranges, k, &mut |m| {
-                    out.push((i, m));
-                    ControlFlow::Continue(())
-                });
+        let shares = self.sorted_pass(&mut order, queries, k, 0, |q, i, ranges, out| {
+            let (qh, ql) = ((q >> 32) as u32, q as u32);
+            let _ = self.scan_primary(qh, ql, ranges, k, &mut |m| {
+                out.push((i, m));
+                ControlFlow::Continue(())
             });
+        });
+        let mut found: Vec<(u32, Match)> = shares.into_iter().flatten().collect();
         if k > 0 {
-            // The secondary's candidates point into the primary at random: they are confirmed
-            // in the order of their positions, so that those reads go forward too.
-            let mut candidates: Vec<(Candidate, u32, u32)> =
+            // The secondary's candidates point into the primary at random: each share's are
+            // confirmed in the order of their positions' top bits, so that those reads go
+            // forward too.
+            let shift =
+                (u32::BITS - (self.len() as u32).leading_zeros()).saturating_sub(ORDER_BITS);
+            let shares: Vec<Vec<(Candidate, u32, u32)>> =
                 self.sorted_pass(&mut order, queries, k, 32, |q, i, ranges, out| {
                     let (qh, ql) = ((q >> 32) as u32, q as u32);
                     let _ = self.secondary_candidates(ql, ranges, k, &mut |c| {
@@ -318,27 +321,29 @@ impl LeanIndex {
                         ControlFlow::Continue(())
                     });
                 });
-            // By the positions' top bits: the reads go forward, which is all the order is for.
-            let shift =
-                (u32::BITS - (self.len() as u32).leading_zeros()).saturating_sub(ORDER_BITS);
-            order_by_prefix(&mut candidates, &mut Vec::new(), |(c, _, _)| c.p >> shift);
-            found.par_extend(candidates.par_chunks(SORTED_RUN).flat_map_iter(|run| {
-                let mut out = Vec::new();
-                for &(c, qh, i) in run {
-                    let _ = self.confirm(c, qh, k, &mut |m| {
-                        out.push((i, m));
-                        ControlFlow::Continue(())
-                    });
-                }
-                out
-            }));
+            let confirmed: Vec<Vec<(u32, Match)>> = shares
+                .into_par_iter()
+                .map(|mut candidates| {
+                    order_by_prefix(&mut candidates, &mut Vec::new(), |(c, _, _)| c.p >> shift);
+                    let mut out = Vec::new();
+                    for &(c, qh, i) in &candidates {
+                        let _ = self.confirm(c, qh, k, &mut |m| {
+                            out.push((i, m));
+                            ControlFlow::Continue(())
+                        });
+                    }
+                    out
+                })
+                .collect();
+            found.extend(confirmed.into_iter().flatten());
         }
         by_query(found, queries.len())
     }
 
-    /// One table's pass of [`search_sorted`](Self::search_sorted): the queries sorted by the
-    /// table's half (`rot`: 0 for the high half, 32 for the low), cut into runs handled in
-    /// parallel; `each(query, position, probe ranges, out)` collects what a query yields.
+    /// One table's pass of [`search_sorted`](Self::search_sorted): the queries ordered by the
+    /// table's half (`rot`: 0 for the high half, 32 for the low), one share of them a thread
+    /// ([`KeyOrder`]); `each(query, position, probe ranges, out)` collects what a query
+    /// yields, each share's apart.
     fn sorted_pass<T, E>(
         &self,
         order: &mut KeyOrder,
@@ -346,7 +351,7 @@ impl LeanIndex {
         k: u32,
         rot: u32,
         each: E,
-    ) -> Vec<T>
+    ) -> Vec<Vec<T>>
     where
         T: Send,
         E: Fn(u64, u32, &[(u32, u32)], &mut Vec<T>) + Sync,
@@ -622,7 +627,7 @@ struct Probe {
 
 /// A secondary entry whose tag passed: its primary position, the query's low half as the probe
 /// flipped it, and whether it did.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Candidate {
     p: u32,
     low: u32,
