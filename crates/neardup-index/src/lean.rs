@@ -22,8 +22,8 @@
 //! hints: 15.4–15.6 bytes per entry from a million entries up.
 //!
 //! A large batch ([`LeanIndex::search_batch`] from 16,384 queries) is searched one table at a
-//! time, the queries sorted by that table's half so that the tables are read nearly in order,
-//! and the secondary's candidates confirmed in the order of their primary positions.
+//! time, the queries in the order of that table's half so that the tables are read nearly in
+//! order, and the secondary's candidates confirmed in the order of their primary positions.
 //!
 //! # Invariants
 //! - Results are exact and each live entry is reported once: the primary reports entries whose
