@@ -292,7 +292,7 @@ impl HammingIndex {
 
     /// [`HammingIndex::search`] for each query, in parallel over the queries (rayon).
     ///
-    /// A batch of [`SORTED_BATCH`] queries or more is searched one table at a time, the
+    /// A batch of [`crate::SORTED_BATCH`] queries or more is searched one table at a time, the
     /// queries in the order of that table's permuted key (its top bits: see `batch.rs`): each
     /// query's slot then lies just past the previous one's, so the table is read nearly in
     /// order instead of a cache miss a probe.
