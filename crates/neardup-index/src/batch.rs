@@ -215,6 +215,21 @@ mod tests {
             prop_assert_eq!(v, want);
         }
 
+        /// Any elements ordered by a prefix come out stably sorted by it (the lean index's
+        /// candidates by their positions' top bits).
+        #[test]
+        fn order_by_prefix_is_the_stable_sort_by_prefix(
+            v in proptest::collection::vec((any::<u32>(), any::<u16>()), 0..3000),
+            shift in 10u32..=32,
+        ) {
+            let prefix = |e: &(u32, u16)| e.0.checked_shr(shift).unwrap_or(0);
+            let mut want = v.clone();
+            want.sort_by_key(prefix);
+            let mut got = v;
+            order_by_prefix(&mut got, &mut Vec::new(), prefix);
+            prop_assert_eq!(got, want);
+        }
+
         /// Every query is handed over once, with its key and position, whatever the batch size
         /// against the shares.
         #[test]
