@@ -235,7 +235,7 @@ fn bench_veto(c: &mut Criterion) {
             rules
                 .line_keys(t)
                 .into_iter()
-                .map(|k| k.map_or(0, |k| counts[&k]))
+                .map(|k| k.map_or(0, |k| counts[&k.exact]))
                 .collect()
         })
         .collect();

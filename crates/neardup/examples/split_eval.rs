@@ -18,11 +18,16 @@
 //!   group — a syndicated article, an e-mail thread. A safe template veto changes nothing here.
 //! - `containment`: one to two copies per group, reposts (comment, forwarding marker,
 //!   attribution added), quotes and excerpts, with 20 % template hard negatives.
+//! - `short classic`, `short families`, `short containment`: the same three with short texts
+//!   for sources — the corpus's distinct lines of 30–140 characters (Chinese) or 60–280
+//!   (English), as posts, captions and one-line notes are.
 //!
 //! `SPLIT_EVAL_MINHASH=v1|v2|v3` and `SPLIT_EVAL_MINHASH_SEED=n` set the long path's MinHash
 //! scheme and seed (every column but the online engine's).
 //! `SPLIT_EVAL_BITS=32,16,8` replaces the columns with the default and the default without the
 //! veto, the long path's signature entries kept at those bits.
+//! `SPLIT_EVAL_BODY=1` replaces the columns with the default against the previous default
+//! (whole texts sketched, exact line keys), and the default through the online engine.
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
 //! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
 //! `contained_above` values.
@@ -52,6 +57,31 @@ const HELD_OUT: [&str; 5] = [
     "en_moby_dick.jsonl",
     "en_shakespeare_milton.jsonl",
 ];
+
+/// Short texts from a corpus: its distinct lines of 30–140 characters (Chinese) or 60–280
+/// (otherwise), each a source of the `short` set families — posts, captions, one-line notes.
+fn short_lines(file: &str, docs: &[(String, String)]) -> Vec<SourceDoc> {
+    let (lo, hi) = if file.starts_with("zh_") {
+        (30, 140)
+    } else {
+        (60, 280)
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (id, text) in docs {
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim();
+            let n = t.chars().count();
+            if (lo..=hi).contains(&n) && seen.insert(t.to_string()) {
+                out.push(SourceDoc {
+                    label: format!("{file}#{id}:{i}"),
+                    text: t.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
 
 fn read_jsonl(path: &Path) -> Vec<(String, String)> {
     std::fs::read_to_string(path)
@@ -197,6 +227,37 @@ fn variants() -> Vec<Variant> {
             engine: None,
         });
     }
+    // `SPLIT_EVAL_BODY=1`: the default against the one before template lines were left out
+    // of the sketched body, batch and online.
+    if std::env::var_os("SPLIT_EVAL_BODY").is_some() {
+        let t5 = with(&|p| p.minhash.lsh.threshold = 0.5);
+        return vec![
+            Variant {
+                name: "previous default: whole texts, exact line keys".into(),
+                veto: Some(TemplateVetoOptions::whole_texts()),
+                policy: t5.clone(),
+                engine: None,
+            },
+            Variant {
+                name: "default: template lines out of the body".into(),
+                veto: Some(TemplateVetoOptions::default()),
+                policy: t5.clone(),
+                engine: None,
+            },
+            Variant {
+                name: "previous online engine (whole texts), requests of 100".into(),
+                veto: Some(TemplateVetoOptions::whole_texts()),
+                policy: t5.clone(),
+                engine: Some(100),
+            },
+            Variant {
+                name: "online engine (`serve`) with the default, requests of 100".into(),
+                veto: Some(TemplateVetoOptions::default()),
+                policy: t5,
+                engine: Some(100),
+            },
+        ];
+    }
     // `SPLIT_EVAL_THRESHOLDS=0.4,0.45,0.55`: the default with other MinHash thresholds.
     if let Ok(ts) = std::env::var("SPLIT_EVAL_THRESHOLDS") {
         let mut v = vec![];
@@ -312,20 +373,36 @@ fn main() {
         if std::env::var("SPLIT_EVAL_FILE").is_ok_and(|o| !f.starts_with(&o)) {
             continue;
         }
-        let sources: Vec<SourceDoc> = read_jsonl(&dir.join(f))
-            .into_iter()
+        let docs = read_jsonl(&dir.join(f));
+        let sources: Vec<SourceDoc> = docs
+            .iter()
             .map(|(id, text)| SourceDoc {
                 label: format!("{f}#{id}"),
-                text,
+                text: text.clone(),
             })
             .collect();
-        for (fam, base) in &families {
-            if only.is_some_and(|o| o != *fam) {
+        let lines = short_lines(f, &docs);
+        for ((fam, base), sources) in families
+            .iter()
+            .map(|(n, o)| (n.to_string(), o))
+            .zip(std::iter::repeat(&sources))
+            .chain(
+                families
+                    .iter()
+                    .map(|(n, o)| (format!("short {n}"), o))
+                    .zip(std::iter::repeat(&lines)),
+            )
+        {
+            if only.is_some_and(|o| o != fam) {
+                continue;
+            }
+            // Too few lines of the right length make no short set.
+            if fam.starts_with("short") && sources.len() < 100 {
                 continue;
             }
             for &seed in &seeds {
                 let set = make_set(
-                    &sources,
+                    sources,
                     &MakeOptions {
                         seed,
                         max_sources: 1500,

@@ -96,6 +96,20 @@ pub struct TemplateVetoOptions {
     /// parts are the few lines where copies differ, which the other copy still holds in some
     /// form). `None`: no guard (the veto as it was before the guard). Default 0.5.
     pub contained_above: Option<f64>,
+    /// Template lines ([`strip_template_share`](Self::strip_template_share)) are also counted
+    /// with each run of digits as one mark: a counter header (`Posted 2011-05-10 · 3004
+    /// views`) is one line on every page that carries it. Repeated lines (the veto's distinct
+    /// parts) always go by the trimmed line's bytes. Default `true`.
+    pub mask_line_digits: bool,
+    /// Template lines (held by at least [`template_docs`](Self::template_docs) documents) are
+    /// left out of the text the inner detector sketches — its *body* — when they hold at least
+    /// this share of the text's letters and digits: the same short text wrapped in ads, a
+    /// counter header or another site's template is then compared on what it says. Below the
+    /// share the text is sketched whole (a shared header that small cannot make a match on its
+    /// own, and an excerpt that cuts a template line in two still aligns with its original).
+    /// The exact stage always compares whole texts. `None`: never. Default 0.35
+    /// (docs/quality.md).
+    pub strip_template_share: Option<f64>,
 }
 
 impl TemplateVetoOptions {
@@ -104,6 +118,16 @@ impl TemplateVetoOptions {
     pub fn unguarded() -> TemplateVetoOptions {
         TemplateVetoOptions {
             contained_above: None,
+            ..TemplateVetoOptions::whole_texts()
+        }
+    }
+
+    /// The veto as it was before template lines were left out of the body: whole texts
+    /// sketched, lines counted by their exact bytes (for comparisons).
+    pub fn whole_texts() -> TemplateVetoOptions {
+        TemplateVetoOptions {
+            mask_line_digits: false,
+            strip_template_share: None,
             ..TemplateVetoOptions::default()
         }
     }
@@ -119,15 +143,58 @@ impl Default for TemplateVetoOptions {
             veto_below: 0.3,
             template_docs: 32,
             contained_above: Some(0.5),
+            mask_line_digits: true,
+            strip_template_share: Some(0.35),
         }
     }
+}
+
+/// The keys a counted line is known by ([`VetoRules::line_keys`]). The two kinds never meet:
+/// an exact key is even, a masked one odd ([`LineKey::is_exact`]), so one count table and one
+/// list of a document's keys hold both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineKey {
+    /// The trimmed line's: what the veto's repeated lines and distinct part go by.
+    pub exact: u64,
+    /// The line's with each run of digits one mark ([`mask_digits`], under
+    /// [`TemplateVetoOptions::mask_line_digits`]; `exact` for a line without digits): what
+    /// template lines go by, so that a counter header is one line on every page.
+    pub template: u64,
+}
+
+impl LineKey {
+    /// Whether `key` is an exact key (a line's own bytes), not a masked one.
+    pub fn is_exact(key: u64) -> bool {
+        key & 1 == 0
+    }
+}
+
+/// A document's body ([`VetoRules::body`]): its text without template lines.
+///
+/// With `s` the [`TemplateVetoOptions::strip_template_share`] and `t` the share of the text's
+/// letters and digits that its template lines hold: below `s / 2` there is no body; from
+/// `s / 2` to `s` the whole text is indexed and both are searched; from `s` to `2 s` the body is
+/// indexed and both are searched; from `2 s` the body alone. Two near-duplicates on either
+/// side of `s` are so still compared as both were sketched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    /// The text without its template lines.
+    pub text: String,
+    /// Whether the body, not the whole text, is what the index keeps.
+    pub indexed: bool,
+    /// Whether the other of the two is searched too.
+    pub both: bool,
 }
 
 /// A document's sketch: the inner detector's, plus its distinct part.
 #[derive(Debug, Clone)]
 pub struct TemplateSketch<S> {
-    /// The inner detector's sketch of the whole document.
+    /// The inner detector's sketch of the document: of its body when it has one that is
+    /// indexed ([`Body`]), else of the whole text.
     pub inner: S,
+    /// The inner detector's sketch of the other of the two when both are searched ([`Body`]):
+    /// searched, never indexed.
+    pub also: Option<S>,
     /// The distinct part (the text without repeated lines), when it is substantial.
     pub distinct: Option<DistinctSketch>,
 }
@@ -252,12 +319,14 @@ impl VetoRules {
         }
         if !(0.0..=1.0).contains(&opts.min_distinct_share)
             || !(0.0..=1.0).contains(&opts.veto_below)
-            || opts
-                .contained_above
-                .is_some_and(|c| !(0.0..=1.0).contains(&c))
+            || [opts.contained_above, opts.strip_template_share]
+                .into_iter()
+                .flatten()
+                .any(|c| !(0.0..=1.0).contains(&c))
         {
             return Err(Error::Config(
-                "template min_distinct_share, veto_below and contained_above must be within [0, 1]"
+                "template min_distinct_share, veto_below, contained_above and strip_template_share \
+                 must be within [0, 1]"
                     .into(),
             ));
         }
@@ -283,24 +352,68 @@ impl VetoRules {
         &self.opts
     }
 
-    /// The key of each line of `text` (as [`str::lines`] splits it), in order; `None` for a
+    /// The keys of each line of `text` (as [`str::lines`] splits it), in order; `None` for a
     /// line too short to be counted.
-    pub fn line_keys(&self, text: &str) -> Vec<Option<u64>> {
+    pub fn line_keys(&self, text: &str) -> Vec<Option<LineKey>> {
+        let mut masked = String::new();
         text.lines()
             .map(|line| {
                 let t = line.trim();
-                (t.len() >= self.opts.min_line_bytes).then(|| xxh3(t.as_bytes()))
+                (t.len() >= self.opts.min_line_bytes).then(|| {
+                    let exact = xxh3(t.as_bytes()) & !1;
+                    let template = if self.opts.mask_line_digits && t.contains(char::is_numeric) {
+                        xxh3(mask_digits(t, &mut masked).as_bytes()) | 1
+                    } else {
+                        exact
+                    };
+                    LineKey { exact, template }
+                })
             })
             .collect()
     }
 
     /// The distinct keys of `text`'s counted lines, sorted: what one document adds to the
-    /// line counts.
+    /// line counts (both keys of each line).
     pub fn counted_lines(&self, text: &str) -> Vec<u64> {
-        let mut keys: Vec<u64> = self.line_keys(text).into_iter().flatten().collect();
+        let mut keys: Vec<u64> = self
+            .line_keys(text)
+            .into_iter()
+            .flatten()
+            .flat_map(|k| [k.exact, k.template])
+            .collect();
         keys.sort_unstable();
         keys.dedup();
         keys
+    }
+
+    /// The *body* of `text` under [`TemplateVetoOptions::strip_template_share`]: its lines
+    /// held by fewer than [`TemplateVetoOptions::template_docs`] documents (`template_docs[i]`:
+    /// how many hold line `i` by its [`LineKey::template`] key, 0 for a line too short to
+    /// count), and which of the two texts is indexed and searched ([`Body`]). `None` — the
+    /// whole text alone — when the option is off, when the template lines hold less than half
+    /// the share of the text's letters and digits, or when nothing with a letter or digit is
+    /// left.
+    pub fn body(&self, text: &str, template_docs: &[u32]) -> Option<Body> {
+        let share = self.opts.strip_template_share?;
+        let floor = self.opts.template_docs;
+        if !template_docs.iter().any(|&n| n >= floor) {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        for (line, &n) in text.lines().zip(template_docs) {
+            if n < floor {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
+        let (kept, all) = (letters(&out), letters(text));
+        let template = 1.0 - kept as f64 / all.max(1) as f64;
+        (kept > 0 && template >= share / 2.0).then_some(Body {
+            text: out,
+            indexed: template >= share,
+            both: template < share * 2.0,
+        })
     }
 
     /// The distinct part of `text`, when it is substantial. `line_docs[i]` is how many
@@ -537,6 +650,59 @@ fn without_numerals(s: String) -> String {
     }
 }
 
+/// `inner`'s sketches of `text` given its body ([`VetoRules::body`]): the one the index keeps
+/// and, when both are searched, the other ([`TemplateSketch::also`]).
+///
+/// # Errors
+/// Those of [`Detector::sketch`].
+pub fn sketch_with_body<D: Detector>(
+    inner: &D,
+    text: &str,
+    body: Option<&Body>,
+) -> Result<(D::Sketch, Option<D::Sketch>)> {
+    let Some(b) = body else {
+        return Ok((inner.sketch(text)?, None));
+    };
+    let of_body = inner.sketch_body(text, &b.text)?;
+    Ok(match (b.indexed, b.both) {
+        (true, false) => (of_body, None),
+        (true, true) => (of_body, Some(inner.sketch(text)?)),
+        (false, _) => (inner.sketch(text)?, Some(of_body)),
+    })
+}
+
+/// Adds `more` to `found`, one verdict a document: the stronger of two
+/// ([`compare_verdicts`](crate::detect::compare_verdicts)).
+pub fn merge_verdicts(found: &mut Vec<Verdict>, more: Vec<Verdict>) {
+    for v in more {
+        match found.iter_mut().find(|f| f.of == v.of) {
+            Some(f) => {
+                if crate::detect::compare_verdicts(&v, 0, f, 0).is_lt() {
+                    *f = v;
+                }
+            }
+            None => found.push(v),
+        }
+    }
+}
+
+/// `line` with each run of digits ([`char::is_numeric`]) replaced by one `0`, written to `out`
+/// (cleared first): a line's key under [`TemplateVetoOptions::mask_line_digits`].
+pub fn mask_digits<'a>(line: &str, out: &'a mut String) -> &'a str {
+    out.clear();
+    let mut digits = false;
+    for c in line.chars() {
+        let d = c.is_numeric();
+        if !d {
+            out.push(c);
+        } else if !digits {
+            out.push('0');
+        }
+        digits = d;
+    }
+    out
+}
+
 /// The share of slots where `a`'s low 16 bits equal `b`'s: the Jaccard estimate of two
 /// signatures of which `b` keeps only the low bits ([`DistinctPart::signature`]).
 fn low_bits_agreement(a: &[u32], b: &[u16]) -> f64 {
@@ -608,23 +774,29 @@ impl<D: Detector> Detector for TemplateVeto<D> {
     }
 
     fn sketch(&self, text: &str) -> Result<Self::Sketch> {
-        let inner = self.inner.sketch(text)?;
-        let line_docs: Vec<u32> = {
+        let (line_docs, template_docs): (Vec<u32>, Vec<u32>) = {
             let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
+            let n = |k: u64| counts.get(&k).copied().unwrap_or(0);
             self.rules
                 .line_keys(text)
                 .into_iter()
-                .map(|k| k.and_then(|k| counts.get(&k).copied()).unwrap_or(0))
-                .collect()
+                .map(|k| k.map_or((0, 0), |k| (n(k.exact), n(k.template))))
+                .unzip()
         };
+        let body = self.rules.body(text, &template_docs);
+        let (inner, also) = sketch_with_body(&self.inner, text, body.as_ref())?;
         Ok(TemplateSketch {
             inner,
+            also,
             distinct: self.rules.distinct_part(text, &line_docs),
         })
     }
 
     fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict> {
         let mut found = self.inner.find(&sketch.inner);
+        if let Some(also) = &sketch.also {
+            merge_verdicts(&mut found, self.inner.find(also));
+        }
         if sketch.distinct.is_some() {
             found.retain(|v| {
                 let theirs = self.parts.get(v.of as usize).and_then(Option::as_ref);

@@ -12,7 +12,10 @@ use super::sketch::{self, Deferred, DocSketch};
 use super::slab::Slot;
 use super::state::{Horizon, Inner, LIVE};
 use super::{lock, veto, Content, EngineError, Key, Purpose, Result, Shared, SyncMode};
-use crate::detect::{compare_verdicts, Detector, Stage, Verdict};
+use crate::detect::Detector;
+use crate::detect::{compare_verdicts, Stage, Verdict};
+use crate::policy::{AutoDetector, AutoSketch};
+use crate::template_veto::{Body, LineKey};
 
 impl Shared {
     pub(super) fn now(&self) -> i64 {
@@ -175,8 +178,14 @@ impl Shared {
             let (auto, put_off) = a.sketcher.sketch_unless(t, known)?;
             Ok(DocSketch {
                 auto,
+                also: None,
                 veto: None,
-                deferred: put_off.then(|| Box::new(Deferred { text: t.clone() })),
+                deferred: put_off.then(|| {
+                    Box::new(Deferred {
+                        text: t.clone(),
+                        body: None,
+                    })
+                }),
             })
         };
         let Some(rules) = &a.veto else {
@@ -187,68 +196,73 @@ impl Shared {
                 }),
             });
         };
-        // Under the veto, each text's normalised whole is taken right after its sketch, on the
-        // same thread, where the normaliser still remembers it (not needed when put off).
-        let mut wholes: Vec<Option<String>> = vec![None; contents.len()];
-        let mut out: Vec<Result<Key>> = {
-            let sketch = |c: &Content| match c {
-                Content::Text(t) => {
-                    let s = sketch(t)?;
-                    let whole = match s.deferred {
-                        Some(_) => String::new(),
-                        None => rules.normalize_whole(t),
-                    };
-                    Ok((Key::Sketch(Box::new(s)), Some(whole)))
-                }
-                Content::Fingerprint(_) => Err(EngineError::TextRequired {
-                    detector: self.cfg.detector.name(),
-                }),
-            };
-            let both: Vec<Result<(Key, Option<String>)>> = if serial {
-                contents.iter().map(|c| sketch(c)).collect()
-            } else {
-                contents.par_iter().map(|c| sketch(c)).collect()
-            };
-            both.into_iter()
-                .zip(wholes.iter_mut())
-                .map(|(r, w)| {
-                    r.map(|(k, whole)| {
-                        *w = whole;
-                        k
-                    })
-                })
-                .collect()
-        };
-        // The texts that were sketched; an unsketched one (an error) counts no line.
-        let (at, only): (Vec<usize>, Vec<(&str, String)>) = contents
+        // Under the veto the lines are counted first: the long and short paths sketch the
+        // text's body (without its template lines, `VetoRules::body`).
+        let texts: Vec<&str> = contents
             .iter()
-            .enumerate()
-            .filter(|(i, _)| out[*i].is_ok())
-            .filter_map(|(i, c)| match c {
-                Content::Text(t) => Some((i, (t.as_str(), wholes[i].take().unwrap_or_default()))),
+            .filter_map(|c| match c {
+                Content::Text(t) => Some(t.as_str()),
                 Content::Fingerprint(_) => None,
             })
-            .unzip();
-        let defer: Vec<bool> = at
-            .iter()
-            .map(|&i| matches!(&out[i], Ok(Key::Sketch(s)) if s.deferred.is_some()))
             .collect();
-        let sketches = veto::sketch_batch(rules, &only, &defer, |keys| {
+        let (keys, line_docs) = veto::line_docs_batch(rules, &texts, |keys| {
             let inner = self.read();
             keys.iter()
                 .map(|ks| {
                     ks.iter()
-                        .map(|k| k.map_or(0, |k| inner.lines.get(k)))
+                        .map(|k| {
+                            k.map_or((0, 0), |k| {
+                                (inner.lines.get(k.exact), inner.lines.get(k.template))
+                            })
+                        })
                         .collect()
                 })
                 .collect()
         });
-        for (i, v) in at.into_iter().zip(sketches) {
-            if let Ok(Key::Sketch(s)) = &mut out[i] {
-                s.veto = Some(v);
+        let mut lines = keys.into_iter().zip(line_docs);
+        type Job<'a> = (&'a Content, Option<(Vec<Option<LineKey>>, veto::LineDocs)>);
+        let jobs: Vec<Job> = contents
+            .iter()
+            .map(|&c| match c {
+                Content::Text(_) => (c, lines.next()),
+                Content::Fingerprint(_) => (c, None),
+            })
+            .collect();
+        let sketch = |(c, lines): &Job| match (c, lines) {
+            (Content::Text(t), Some((keys, line_docs))) => {
+                let body = rules.body(t, &line_docs.template);
+                let (auto, also, put_off) =
+                    sketch_under_veto(&a.sketcher, t, body.as_ref(), known)?;
+                // The whole text was normalised last on this thread with the remembering
+                // normaliser (the body is not remembered): not again.
+                let whole = (!put_off).then(|| rules.normalize_whole(t));
+                Ok(Key::Sketch(Box::new(DocSketch {
+                    auto,
+                    also,
+                    veto: Some(veto::veto_sketch(
+                        rules,
+                        t,
+                        whole.as_deref(),
+                        keys,
+                        line_docs.exact.clone(),
+                    )),
+                    deferred: put_off.then(|| {
+                        Box::new(Deferred {
+                            text: t.clone(),
+                            body,
+                        })
+                    }),
+                })))
             }
+            _ => Err(EngineError::TextRequired {
+                detector: self.cfg.detector.name(),
+            }),
+        };
+        if serial {
+            jobs.iter().map(sketch).collect()
+        } else {
+            jobs.par_iter().map(sketch).collect()
         }
-        out
     }
 
     /// Completes `key`'s put-off sketch (see [`Deferred`]): the long path's sketch and the
@@ -262,8 +276,11 @@ impl Shared {
             return false;
         };
         // It was sketched from this very text, so it sketches again.
-        if let Ok(full) = a.sketcher.sketch(&d.text) {
+        if let Ok((full, also, _)) =
+            sketch_under_veto(&a.sketcher, &d.text, d.body.as_ref(), |_| false)
+        {
             s.auto = full;
+            s.also = also;
         }
         if let (Some(rules), Some(v)) = (&a.veto, s.veto.as_mut()) {
             let whole = rules.normalize_whole(&d.text);
@@ -411,4 +428,31 @@ impl Shared {
     pub(super) fn apply_remove(&self, inner: &mut Inner, handle: u32) {
         inner.remove_doc(handle, self.segment_ms);
     }
+}
+
+/// A text's sketches under the template veto, given its body ([`VetoRules::body`]): the one
+/// the index keeps, the other when both are searched ([`crate::template_veto::Body`]), and
+/// whether the costly parts were put off (`known`: see [`AutoDetector::sketch_unless`]; then
+/// there is no second sketch).
+fn sketch_under_veto(
+    det: &AutoDetector,
+    text: &str,
+    body: Option<&Body>,
+    known: impl Fn(u128) -> bool,
+) -> crate::Result<(AutoSketch, Option<AutoSketch>, bool)> {
+    let Some(b) = body else {
+        let (s, put_off) = det.sketch_unless(text, known)?;
+        return Ok((s, None, put_off));
+    };
+    let (indexed, put_off) = if b.indexed {
+        det.sketch_body_unless(text, Some(&b.text), known)?
+    } else {
+        det.sketch_unless(text, known)?
+    };
+    let other = match (put_off, b.both, b.indexed) {
+        (false, true, true) => Some(det.sketch(text)?),
+        (false, true, false) => Some(det.sketch_body(text, &b.text)?),
+        _ => None,
+    };
+    Ok((indexed, other, put_off))
 }

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::sketch::VetoSketch;
 use crate::hash::{xxh3, FastBuild};
-use crate::template_veto::VetoRules;
+use crate::template_veto::{LineKey, VetoRules};
 
 /// Line key → how many stored documents hold the line.
 #[derive(Debug, Default)]
@@ -53,72 +53,100 @@ impl LineCounts {
     }
 }
 
-/// The veto's sketches of a batch of texts being checked, in order, each given with its
-/// normalised whole ([`VetoRules::normalize_whole`]). `stored(keys)` gives, for
-/// each line key of a text (`None`: a line too short to count), how many stored documents hold
-/// it; the caller takes the engine's read lock for it. Where `defer[i]` (an exact copy of
-/// text `i` is stored), its distinct part is put off ([`super::sketch::Deferred`]).
-pub(super) fn sketch_batch(
+/// How many documents hold each line of a text (0 for a line too short to count), by its two
+/// keys ([`LineKey`]): `exact` for the veto's repeated lines, `template` for the template
+/// lines left out of its body.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct LineDocs {
+    pub(super) exact: Vec<u32>,
+    pub(super) template: Vec<u32>,
+}
+
+/// Each text's line keys (`None`: a line too short to count) and how many documents hold its
+/// lines: `stored(keys)` gives the stored documents' counts of each line's two keys (the
+/// caller takes the engine's read lock for it), to which the batch's own are added, each
+/// distinct text once and each of its keys once.
+pub(super) fn line_docs_batch(
     rules: &VetoRules,
-    texts: &[(&str, String)],
-    defer: &[bool],
-    stored: impl FnOnce(&[Vec<Option<u64>>]) -> Vec<Vec<u32>>,
-) -> Vec<VetoSketch> {
-    let keys: Vec<Vec<Option<u64>>> = texts.par_iter().map(|t| rules.line_keys(t.0)).collect();
-    // The batch's own counts: each distinct text once, each of its lines once.
+    texts: &[&str],
+    stored: impl FnOnce(&[Vec<Option<LineKey>>]) -> Vec<Vec<(u32, u32)>>,
+) -> (Vec<Vec<Option<LineKey>>>, Vec<LineDocs>) {
+    let keys: Vec<Vec<Option<LineKey>>> = texts.par_iter().map(|t| rules.line_keys(t)).collect();
     let mut batch: HashMap<u64, u32, FastBuild> = HashMap::default();
     let mut texts_seen: HashSet<u64, FastBuild> = HashSet::default();
     let mut lines_seen: HashSet<u64, FastBuild> = HashSet::default();
-    for ((t, _), ks) in texts.iter().zip(&keys) {
+    for (t, ks) in texts.iter().zip(&keys) {
         if !texts_seen.insert(xxh3(t.as_bytes())) {
             continue;
         }
         lines_seen.clear();
-        for k in ks.iter().flatten() {
-            if lines_seen.insert(*k) {
-                *batch.entry(*k).or_insert(0) += 1;
+        for k in ks.iter().flatten().flat_map(|k| [k.exact, k.template]) {
+            if lines_seen.insert(k) {
+                *batch.entry(k).or_insert(0) += 1;
             }
         }
     }
+    let in_batch = |k: u64| batch.get(&k).copied().unwrap_or(0);
     let stored = stored(&keys);
-    texts
-        .par_iter()
-        .zip(keys.par_iter().zip(stored.par_iter()))
-        .enumerate()
-        .map(|(i, ((t, whole), (ks, st)))| {
-            let line_docs: Vec<u32> = ks
+    let docs = keys
+        .iter()
+        .zip(&stored)
+        .map(|(ks, st)| {
+            let (exact, template) = ks
                 .iter()
                 .zip(st)
-                .map(|(k, n)| k.map_or(0, |k| n + batch.get(&k).copied().unwrap_or(0)))
-                .collect();
-            let deferred = defer.get(i).copied().unwrap_or(false);
-            let distinct = if deferred {
-                None
-            } else {
-                rules.distinct_part_normalized(t, whole, &line_docs)
-            };
-            let min_docs = rules.options().min_docs;
-            let mut lines: Vec<u64> = ks.iter().flatten().copied().collect();
-            lines.sort_unstable();
-            lines.dedup();
-            let mut distinct_lines: Vec<u64> = ks
-                .iter()
-                .zip(&line_docs)
-                .filter(|(_, &n)| n < min_docs)
-                .filter_map(|(k, _)| *k)
-                .collect();
-            distinct_lines.sort_unstable();
-            distinct_lines.dedup();
-            VetoSketch {
-                lines,
-                had_repeats: line_docs.iter().any(|&n| n >= min_docs),
-                distinct_lines,
-                part: distinct.as_ref().map(|d| d.kept()),
-                distinct,
-                line_docs: if deferred { line_docs } else { Vec::new() },
-            }
+                .map(|(k, &(e, t))| {
+                    k.map_or((0, 0), |k| {
+                        (e + in_batch(k.exact), t + in_batch(k.template))
+                    })
+                })
+                .unzip();
+            LineDocs { exact, template }
         })
-        .collect()
+        .collect();
+    (keys, docs)
+}
+
+/// The veto's sketch of `text`, whose lines have `keys` and are held by `line_docs`
+/// documents ([`line_docs_batch`]), given its normalised whole
+/// ([`VetoRules::normalize_whole`]); `whole` is `None` when its distinct part is put off
+/// ([`super::sketch::Deferred`]), which then keeps the line counts to compute it later.
+pub(super) fn veto_sketch(
+    rules: &VetoRules,
+    text: &str,
+    whole: Option<&str>,
+    keys: &[Option<LineKey>],
+    line_docs: Vec<u32>,
+) -> VetoSketch {
+    let distinct = whole.and_then(|w| rules.distinct_part_normalized(text, w, &line_docs));
+    let min_docs = rules.options().min_docs;
+    let mut lines: Vec<u64> = keys
+        .iter()
+        .flatten()
+        .flat_map(|k| [k.exact, k.template])
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let mut distinct_lines: Vec<u64> = keys
+        .iter()
+        .zip(&line_docs)
+        .filter(|(_, &n)| n < min_docs)
+        .filter_map(|(k, _)| k.map(|k| k.exact))
+        .collect();
+    distinct_lines.sort_unstable();
+    distinct_lines.dedup();
+    VetoSketch {
+        lines,
+        had_repeats: line_docs.iter().any(|&n| n >= min_docs),
+        distinct_lines,
+        part: distinct.as_ref().map(|d| d.kept()),
+        distinct,
+        line_docs: if whole.is_none() {
+            line_docs
+        } else {
+            Vec::new()
+        },
+    }
 }
 
 #[cfg(test)]
@@ -144,13 +172,42 @@ mod tests {
         Engine::open(dir, fp, cfg, clock.clone()).unwrap()
     }
 
+    /// Regression: a data directory indexed with whole texts and exact line keys (before
+    /// template lines were left out of the body) must be refused by name, not read with
+    /// line counts and sketches that mean something else.
+    #[test]
+    fn directory_of_whole_text_sketches_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let cfg = |veto: crate::template_veto::TemplateVetoOptions| EngineConfig {
+            sync: SyncMode::None,
+            maintenance_interval: None,
+            template_veto: Some(veto),
+            ..EngineConfig::default()
+        };
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let old = crate::template_veto::TemplateVetoOptions::whole_texts();
+        let e = Engine::open(dir.path(), fp.clone(), cfg(old), clock.clone()).unwrap();
+        e.check_and_insert(Doc::text("p0", page(0))).unwrap();
+        e.shutdown().unwrap();
+        drop(e);
+        let now = crate::template_veto::TemplateVetoOptions::default();
+        match Engine::open(dir.path(), fp, cfg(now), clock.clone()) {
+            Err(crate::engine::EngineError::ConfigMismatch { difference, .. }) => {
+                assert!(difference.contains("template_veto"), "{difference}");
+            }
+            Err(e) => panic!("another error: {e}"),
+            Ok(_) => panic!("opened a directory of whole-text sketches"),
+        }
+    }
+
     /// How many stored documents hold the template's first line.
     fn template_count(e: &Engine) -> u32 {
         let line = TEMPLATE.lines().next().unwrap();
-        e.shared
-            .read()
-            .lines
-            .get(crate::hash::xxh3(line.as_bytes()))
+        let shared = &e.shared;
+        let rules = shared.auto.as_ref().unwrap().veto.as_ref().unwrap();
+        let key = rules.line_keys(line)[0].unwrap();
+        shared.read().lines.get(key.exact)
     }
 
     fn page(i: u32) -> String {

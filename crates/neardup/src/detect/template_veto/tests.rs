@@ -252,3 +252,169 @@ fn template_only_matches_are_vetoed() {
     }
     assert!(matched > 0);
 }
+
+#[test]
+fn masked_lines_differ_only_outside_their_digits() {
+    let mut out = String::new();
+    let mut mask = |s: &str| mask_digits(s, &mut out).to_string();
+    assert_eq!(
+        mask("Posted 2011-05-10 17:56 · 3004 views"),
+        mask("Posted 2023-1-2 8:03 · 12 views")
+    );
+    assert_eq!(
+        mask("Posted 2011-05-10 · ７７ views"),
+        "Posted 0-0-0 · 0 views"
+    );
+    assert_eq!(
+        mask("发布时间：2019-11-26 阅读：72797"),
+        "发布时间：0-0-0 阅读：0"
+    );
+    assert_ne!(mask("view counter 1"), mask("view counters 1"));
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let rules = VetoRules::new(fp, TemplateVetoOptions::default()).unwrap();
+    let keys = rules.line_keys(
+        "Posted 2011-05-10 · 3004 views\nshort\nPosted 2023-01-02 · 7 views\nno digits in this line",
+    );
+    let (a, c, d) = (keys[0].unwrap(), keys[2].unwrap(), keys[3].unwrap());
+    assert!(keys[1].is_none());
+    assert_eq!(a.template, c.template);
+    assert_ne!(a.exact, c.exact, "repeated lines go by the exact line");
+    assert_eq!(d.exact, d.template);
+}
+
+/// The body leaves out the lines at least `template_docs` documents hold; which text is
+/// indexed and whether both are searched follow the template's share of the letters.
+#[test]
+fn body_leaves_out_template_lines_by_their_weight() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let rules = VetoRules::new(fp.clone(), TemplateVetoOptions::default()).unwrap();
+    let text = "ad line shared by every page\nthe article itself\nanother repeated line\n";
+    let b = rules.body(text, &[32, 0, 5]).unwrap();
+    assert_eq!(b.text, "the article itself\nanother repeated line\n");
+    assert!(b.indexed && b.both, "the template holds 0.4 of the letters");
+    assert_eq!(rules.body(text, &[31, 0, 5]), None, "no template line");
+    assert_eq!(rules.body(text, &[40, 32, 99]), None, "all template");
+    assert_eq!(
+        rules.body("ad line\n-- --\n", &[32, 0]),
+        None,
+        "nothing left"
+    );
+    let b = rules
+        .body("an ad line shared by all\nshort\n", &[32, 0])
+        .unwrap();
+    assert!(b.indexed && !b.both, "mostly template: {b:?}");
+    let text = format!("a short header\n{}", "the article goes on. ".repeat(2));
+    let b = rules.body(&text, &[32, 0]).unwrap();
+    assert!(
+        !b.indexed && b.both,
+        "near the share: whole indexed, both searched"
+    );
+    let long = format!(
+        "a short header\n{}",
+        "the article goes on and on. ".repeat(5)
+    );
+    assert_eq!(
+        rules.body(&long, &[32, 0]),
+        None,
+        "the template weighs too little"
+    );
+    let off = TemplateVetoOptions {
+        strip_template_share: None,
+        ..TemplateVetoOptions::default()
+    };
+    let rules = VetoRules::new(fp, off).unwrap();
+    assert_eq!(rules.body(text.as_str(), &[32, 0]), None, "option off");
+}
+
+/// Regression: short texts wrapped in lines many pages share (ads, counter headers with their
+/// own numbers) were compared whole, so the wrapper outweighed the text: a short post with two
+/// ad lines around it was not a duplicate of itself with a counter header.
+#[test]
+fn short_texts_wrapped_in_template_lines_match_on_their_body() {
+    use crate::policy::{AutoDetector, PolicyOptions};
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let inner = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let mut d = TemplateVeto::new(inner, fp, TemplateVetoOptions::default()).unwrap();
+    // Forty different posts (no two differ in their digits alone).
+    let then = [
+        "晚上回家路上又下起了大雨，衣服全湿透了",
+        "隔壁的小狗一直跟着我们跑了好几条街",
+        "朋友说下个月要搬去南方的一个海边城市",
+        "楼下新开的面馆排队的人比平时多了一倍",
+        "手机突然没电，只好借路人的电话打车",
+        "回来翻出小时候的相册看了整整一个晚上",
+        "地铁上遇到一位多年不见的中学同学",
+        "超市的西瓜打折，一口气买了三个回家",
+    ];
+    let what = [
+        "在公园里放风筝，风很大，风筝飞得很高",
+        "在河边钓了一下午的鱼，最后只钓到两条",
+        "把阳台上的花全部换成了多肉植物",
+        "周末去山里露营，晚上看到了满天星星",
+        "第一次学做红烧肉，味道居然还不错",
+    ];
+    let posts: Vec<String> = then
+        .iter()
+        .flat_map(|t| what.iter().map(move |x| format!("今天{x}；{t}。")))
+        .collect();
+    assert_eq!(posts.len(), 40);
+    let ad = "【广告】限时特惠！新用户注册即送优惠券，点击链接立即领取。";
+    let mut docs: Vec<String> = posts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                "发布时间：2019-11-{:02}  阅读：{}  评论：{}\n{p}",
+                i % 28 + 1,
+                1000 + i * 7,
+                i
+            )
+        })
+        .collect();
+    // The posts again, in ads instead of their counter header.
+    for p in &posts {
+        docs.push(format!("{ad}\n{p}\n{ad}"));
+    }
+    let texts: Vec<&str> = docs.iter().map(|s| s.as_str()).collect();
+    d.observe_batch(&texts);
+    let sketches: Vec<_> = texts.iter().map(|t| d.sketch(t).unwrap()).collect();
+    let mut found = Vec::new();
+    for (i, s) in sketches.into_iter().enumerate() {
+        found.push(d.find(&s).into_iter().map(|v| v.of).collect::<Vec<u32>>());
+        d.insert(i as u32, s);
+    }
+    for (k, f) in found[40..].iter().enumerate() {
+        assert!(f.contains(&(k as u32)), "post {k} in ads: {f:?}");
+    }
+    // Different posts in one header are not duplicates of each other.
+    assert!(found[..40].iter().all(|f| f.is_empty()), "{found:?}");
+}
+
+/// Two identical texts are exact copies whichever lines were template when each was sketched.
+#[test]
+fn identical_texts_stay_exact_copies_when_their_lines_become_template() {
+    use crate::detect::Stage;
+    use crate::policy::{AutoDetector, PolicyOptions};
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let inner = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let mut d = TemplateVeto::new(inner, fp, TemplateVetoOptions::default()).unwrap();
+    let footer = "Copyright: no part of this page may be reproduced without permission.";
+    let page = format!("A short note about the weather in the mountains.\n{footer}");
+    d.observe_batch(&[page.as_str()]);
+    let first = d.sketch(&page).unwrap();
+    assert!(d.find(&first).is_empty());
+    d.insert(0, first);
+    // The footer becomes template.
+    let others: Vec<String> = (0..40)
+        .map(|i| format!("page {i} of the site\n{footer}"))
+        .collect();
+    let others: Vec<&str> = others.iter().map(|s| s.as_str()).collect();
+    d.observe_batch(&others);
+    d.observe_batch(&[page.as_str()]);
+    let again = d.sketch(&page).unwrap();
+    let found = d.find(&again);
+    assert!(
+        found.iter().any(|v| v.of == 0 && v.stage == Stage::Exact),
+        "{found:?}"
+    );
+}

@@ -4,7 +4,7 @@
 
 use crate::detect::{compare_verdicts, Detector, Verdict};
 use crate::policy::{AutoDetector, AutoSketch};
-use crate::template_veto::{DistinctPart, DistinctSketch, VetoRules};
+use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, VetoRules};
 
 mod encoding;
 
@@ -15,7 +15,12 @@ use encoding::{decode_any, encode_with, HELD, STRIPPED, VERSION};
 /// veto's.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct DocSketch {
+    /// What the index keeps: the sketch of the text's body under the template veto when it
+    /// has one that is indexed ([`crate::template_veto::Body`]), else of the whole text.
     pub(super) auto: AutoSketch,
+    /// The sketch of the other of the two when both are searched: searched, never indexed,
+    /// never encoded.
+    pub(super) also: Option<AutoSketch>,
     pub(super) veto: Option<VetoSketch>,
     /// Set when the costly parts were put off (see [`Deferred`]): `auto` then has no long-path
     /// sketch, `veto` no distinct part. Never encoded, never indexed.
@@ -35,6 +40,8 @@ pub(super) struct DocSketch {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Deferred {
     pub(super) text: String,
+    /// Its body under the template veto ([`VetoRules::body`]), when it has one.
+    pub(super) body: Option<crate::template_veto::Body>,
 }
 
 /// What the template veto knows of a document.
@@ -192,13 +199,18 @@ impl SketchIndex {
         out: &mut Vec<(Verdict, u64)>,
     ) {
         let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
-        for v in self.det.find(&s.auto) {
+        let mut found = self.det.find(&s.auto);
+        if let Some(also) = &s.also {
+            crate::template_veto::merge_verdicts(&mut found, self.det.find(also));
+        }
+        for v in found {
             let pos = v.of as usize;
             if let (Some(r), Some(_), Some(veto)) = (rules, mine, &s.veto) {
                 let unlearned = self.unlearned.get(pos).copied().unwrap_or(false);
                 let stands = if unlearned {
                     let theirs = self.lines(pos);
-                    !theirs.iter().any(|&k| repeated(k))
+                    // Repeated lines go by their exact keys.
+                    !theirs.iter().any(|&k| LineKey::is_exact(k) && repeated(k))
                         || r.stands_unlearned(&v, mine, &veto.distinct_lines, &theirs)
                 } else {
                     r.stands(&v, mine, self.part(pos))
