@@ -60,7 +60,7 @@ use crate::detect::containment::{
 };
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
-use crate::features::{is_alphanumeric, numeral_at, PackedChars, PACK_PIECE};
+use crate::features::{is_alphanumeric, is_numeric, numeral_at, PackedChars, PACK_PIECE};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
 use crate::minhash::{fold32, MinHashOptions, MinHasher, Scheme, Shingles};
@@ -361,7 +361,7 @@ impl VetoRules {
                 let t = line.trim();
                 (t.len() >= self.opts.min_line_bytes).then(|| {
                     let exact = xxh3(t.as_bytes()) & !1;
-                    let template = if self.opts.mask_line_digits && t.contains(char::is_numeric) {
+                    let template = if self.opts.mask_line_digits && t.chars().any(is_numeric) {
                         xxh3(mask_digits(t, &mut masked).as_bytes()) | 1
                     } else {
                         exact
@@ -399,6 +399,20 @@ impl VetoRules {
         if !template_docs.iter().any(|&n| n >= floor) {
             return None;
         }
+        // The share first, from the lines' letters; the body only when it counts.
+        let letters = |s: &str| s.chars().filter(|&c| is_alphanumeric(c)).count();
+        let (mut kept, mut all) = (0usize, 0usize);
+        for (line, &n) in text.lines().zip(template_docs) {
+            let l = letters(line);
+            all += l;
+            if n < floor {
+                kept += l;
+            }
+        }
+        let template = 1.0 - kept as f64 / all.max(1) as f64;
+        if kept == 0 || template < share / 2.0 {
+            return None;
+        }
         let mut out = String::with_capacity(text.len());
         for (line, &n) in text.lines().zip(template_docs) {
             if n < floor {
@@ -406,10 +420,7 @@ impl VetoRules {
                 out.push('\n');
             }
         }
-        let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
-        let (kept, all) = (letters(&out), letters(text));
-        let template = 1.0 - kept as f64 / all.max(1) as f64;
-        (kept > 0 && template >= share / 2.0).then_some(Body {
+        Some(Body {
             text: out,
             indexed: template >= share,
             both: template < share * 2.0,
@@ -692,7 +703,7 @@ pub fn mask_digits<'a>(line: &str, out: &'a mut String) -> &'a str {
     out.clear();
     let mut digits = false;
     for c in line.chars() {
-        let d = c.is_numeric();
+        let d = is_numeric(c);
         if !d {
             out.push(c);
         } else if !digits {
