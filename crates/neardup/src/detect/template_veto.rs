@@ -174,8 +174,9 @@ impl LineKey {
 /// With `s` the [`TemplateVetoOptions::strip_template_share`] and `t` the share of the text's
 /// letters and digits that its template lines hold: below `s / 2` there is no body; from
 /// `s / 2` to `s` the whole text is indexed and both are searched; from `s` to `2 s` the body is
-/// indexed and both are searched; from `2 s` the body alone. Two near-duplicates on either
-/// side of `s` are so still compared as both were sketched.
+/// indexed and both are searched; from `2 s` the body alone. A text checked within a factor of
+/// two of `s` is so compared with each stored text by the kind of text (whole or body) that one
+/// was indexed by, whichever side of `s` it fell on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Body {
     /// The text without its template lines.
