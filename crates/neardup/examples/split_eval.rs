@@ -26,6 +26,8 @@
 //! scheme and seed (every column but the online engine's).
 //! `SPLIT_EVAL_BITS=32,16,8` replaces the columns with the default and the default without the
 //! veto, the long path's signature entries kept at those bits.
+//! `SPLIT_EVAL_SHARES=0.05,0.175,0.35` replaces the columns with the default searching the body
+//! from those template shares (`TemplateVetoOptions::strip_template_share`).
 //! `SPLIT_EVAL_BODY=1` replaces the columns with the default against the previous default
 //! (whole texts sketched, exact line keys), and the default through the online engine.
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
@@ -226,6 +228,23 @@ fn variants() -> Vec<Variant> {
             policy: with(&|p| p.short.containment = None),
             engine: None,
         });
+    }
+    // `SPLIT_EVAL_SHARES=0.05,0.175,0.35`: the default with the body searched from these
+    // template shares.
+    if let Ok(xs) = std::env::var("SPLIT_EVAL_SHARES") {
+        let t5 = with(&|p| p.minhash.lsh.threshold = 0.5);
+        return xs
+            .split(',')
+            .map(|x| Variant {
+                name: format!("body searched from a template share of {x}"),
+                veto: Some(TemplateVetoOptions {
+                    strip_template_share: Some(x.parse().unwrap()),
+                    ..TemplateVetoOptions::default()
+                }),
+                policy: t5.clone(),
+                engine: None,
+            })
+            .collect();
     }
     // `SPLIT_EVAL_BODY=1`: the default against the one before template lines were left out
     // of the sketched body, batch and online.

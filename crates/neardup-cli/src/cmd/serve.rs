@@ -65,8 +65,8 @@ pub struct Args {
     #[arg(long, env = "NEARDUP_DISTANCE")]
     pub distance: Option<u32>,
     /// auto: turn off the template veto, which refuses matches that rest only on lines
-    /// repeated across many stored documents (a site's page template) and compares a text
-    /// wrapped in lines that many share (ads, counter headers) without them; the MinHash
+    /// repeated across many stored documents (a site's page template) and searches a text that
+    /// finds no match again without the lines many share (ads, counter headers); the MinHash
     /// threshold is then 0.6 instead of 0.5, as `neardup dedup --no-template-veto`.
     #[arg(long = "no-template-veto", env = "NEARDUP_NO_TEMPLATE_VETO")]
     pub no_template_veto: bool,

@@ -101,13 +101,12 @@ pub struct TemplateVetoOptions {
     /// views`) is one line on every page that carries it. Repeated lines (the veto's distinct
     /// parts) always go by the trimmed line's bytes. Default `true`.
     pub mask_line_digits: bool,
-    /// Template lines (held by at least [`template_docs`](Self::template_docs) documents) are
-    /// left out of the text the inner detector sketches — its *body* — when they hold at least
-    /// this share of the text's letters and digits: the same short text wrapped in ads, a
-    /// counter header or another site's template is then compared on what it says. Below the
-    /// share the text is sketched whole (a shared header that small cannot make a match on its
-    /// own, and an excerpt that cuts a template line in two still aligns with its original).
-    /// The exact stage always compares whole texts. `None`: never. Default 0.35
+    /// When a text finds no match, it is searched again by its *body*: the text without its
+    /// template lines (held by at least [`template_docs`](Self::template_docs) documents), if
+    /// those hold at least this share of its letters and digits. The same short text wrapped in
+    /// ads, a counter header or another site's template is then found by what it says. What is
+    /// indexed, and every match the whole text finds, stay as without it: the body only adds
+    /// matches for texts that would otherwise be unique. `None`: never. Default 0.175
     /// (docs/quality.md).
     pub strip_template_share: Option<f64>,
 }
@@ -144,7 +143,7 @@ impl Default for TemplateVetoOptions {
             template_docs: 32,
             contained_above: Some(0.5),
             mask_line_digits: true,
-            strip_template_share: Some(0.35),
+            strip_template_share: Some(0.175),
         }
     }
 }
@@ -169,33 +168,14 @@ impl LineKey {
     }
 }
 
-/// A document's body ([`VetoRules::body`]): its text without template lines.
-///
-/// With `s` the [`TemplateVetoOptions::strip_template_share`] and `t` the share of the text's
-/// letters and digits that its template lines hold: below `s / 2` there is no body; from
-/// `s / 2` to `s` the whole text is indexed and both are searched; from `s` to `2 s` the body is
-/// indexed and both are searched; from `2 s` the body alone. A text checked within a factor of
-/// two of `s` is so compared with each stored text by the kind of text (whole or body) that one
-/// was indexed by, whichever side of `s` it fell on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Body {
-    /// The text without its template lines.
-    pub text: String,
-    /// Whether the body, not the whole text, is what the index keeps.
-    pub indexed: bool,
-    /// Whether the other of the two is searched too.
-    pub both: bool,
-}
-
 /// A document's sketch: the inner detector's, plus its distinct part.
 #[derive(Debug, Clone)]
 pub struct TemplateSketch<S> {
-    /// The inner detector's sketch of the document: of its body when it has one that is
-    /// indexed ([`Body`]), else of the whole text.
+    /// The inner detector's sketch of the whole document.
     pub inner: S,
-    /// The inner detector's sketch of the other of the two when both are searched ([`Body`]):
-    /// searched, never indexed.
-    pub also: Option<S>,
+    /// The inner detector's sketch of its body ([`VetoRules::body`]), when it has one: searched
+    /// when the whole document finds no match, never indexed.
+    pub body: Option<S>,
     /// The distinct part (the text without repeated lines), when it is substantial.
     pub distinct: Option<DistinctSketch>,
 }
@@ -387,14 +367,12 @@ impl VetoRules {
         keys
     }
 
-    /// The *body* of `text` under [`TemplateVetoOptions::strip_template_share`]: its lines
-    /// held by fewer than [`TemplateVetoOptions::template_docs`] documents (`template_docs[i]`:
-    /// how many hold line `i` by its [`LineKey::template`] key, 0 for a line too short to
-    /// count), and which of the two texts is indexed and searched ([`Body`]). `None` — the
-    /// whole text alone — when the option is off, when the template lines hold less than half
-    /// the share of the text's letters and digits, or when nothing with a letter or digit is
-    /// left.
-    pub fn body(&self, text: &str, template_docs: &[u32]) -> Option<Body> {
+    /// The *body* of `text` ([`TemplateVetoOptions::strip_template_share`]): its lines held by
+    /// fewer than [`TemplateVetoOptions::template_docs`] documents (`template_docs[i]`: how
+    /// many hold line `i` by its [`LineKey::template`] key, 0 for a line too short to count).
+    /// `None` when the option is off, when the template lines hold less than the share of the
+    /// text's letters and digits, or when nothing with a letter or digit is left.
+    pub fn body(&self, text: &str, template_docs: &[u32]) -> Option<String> {
         let share = self.opts.strip_template_share?;
         let floor = self.opts.template_docs;
         if !template_docs.iter().any(|&n| n >= floor) {
@@ -411,7 +389,7 @@ impl VetoRules {
             }
         }
         let template = 1.0 - kept as f64 / all.max(1) as f64;
-        if kept == 0 || template < share / 2.0 {
+        if kept == 0 || template < share {
             return None;
         }
         let mut out = String::with_capacity(text.len());
@@ -421,11 +399,7 @@ impl VetoRules {
                 out.push('\n');
             }
         }
-        Some(Body {
-            text: out,
-            indexed: template >= share,
-            both: template < share * 2.0,
-        })
+        Some(out)
     }
 
     /// The distinct part of `text`, when it is substantial. `line_docs[i]` is how many
@@ -662,42 +636,6 @@ fn without_numerals(s: String) -> String {
     }
 }
 
-/// `inner`'s sketches of `text` given its body ([`VetoRules::body`]): the one the index keeps
-/// and, when both are searched, the other ([`TemplateSketch::also`]).
-///
-/// # Errors
-/// Those of [`Detector::sketch`].
-pub fn sketch_with_body<D: Detector>(
-    inner: &D,
-    text: &str,
-    body: Option<&Body>,
-) -> Result<(D::Sketch, Option<D::Sketch>)> {
-    let Some(b) = body else {
-        return Ok((inner.sketch(text)?, None));
-    };
-    let of_body = inner.sketch_body(text, &b.text)?;
-    Ok(match (b.indexed, b.both) {
-        (true, false) => (of_body, None),
-        (true, true) => (of_body, Some(inner.sketch(text)?)),
-        (false, _) => (inner.sketch(text)?, Some(of_body)),
-    })
-}
-
-/// Adds `more` to `found`, one verdict a document: the stronger of two
-/// ([`compare_verdicts`](crate::detect::compare_verdicts)).
-pub fn merge_verdicts(found: &mut Vec<Verdict>, more: Vec<Verdict>) {
-    for v in more {
-        match found.iter_mut().find(|f| f.of == v.of) {
-            Some(f) => {
-                if crate::detect::compare_verdicts(&v, 0, f, 0).is_lt() {
-                    *f = v;
-                }
-            }
-            None => found.push(v),
-        }
-    }
-}
-
 /// `line` with each run of digits ([`char::is_numeric`]) replaced by one `0`, written to `out`
 /// (cleared first): a line's key under [`TemplateVetoOptions::mask_line_digits`].
 pub fn mask_digits<'a>(line: &str, out: &'a mut String) -> &'a str {
@@ -795,27 +733,33 @@ impl<D: Detector> Detector for TemplateVeto<D> {
                 .map(|k| k.map_or((0, 0), |k| (n(k.exact), n(k.template))))
                 .unzip()
         };
-        let body = self.rules.body(text, &template_docs);
-        let (inner, also) = sketch_with_body(&self.inner, text, body.as_ref())?;
+        let inner = self.inner.sketch(text)?;
+        let body = match self.rules.body(text, &template_docs) {
+            Some(b) => Some(self.inner.sketch_body(text, &b)?),
+            None => None,
+        };
         Ok(TemplateSketch {
             inner,
-            also,
+            body,
             distinct: self.rules.distinct_part(text, &line_docs),
         })
     }
 
     fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict> {
-        let mut found = self.inner.find(&sketch.inner);
-        if let Some(also) = &sketch.also {
-            merge_verdicts(&mut found, self.inner.find(also));
+        let vetted = |mut found: Vec<Verdict>| {
+            if sketch.distinct.is_some() {
+                found.retain(|v| {
+                    let theirs = self.parts.get(v.of as usize).and_then(Option::as_ref);
+                    self.rules.stands(v, sketch.distinct.as_ref(), theirs)
+                });
+            }
+            found
+        };
+        let found = vetted(self.inner.find(&sketch.inner));
+        match &sketch.body {
+            Some(body) if found.is_empty() => vetted(self.inner.find(body)),
+            _ => found,
         }
-        if sketch.distinct.is_some() {
-            found.retain(|v| {
-                let theirs = self.parts.get(v.of as usize).and_then(Option::as_ref);
-                self.rules.stands(v, sketch.distinct.as_ref(), theirs)
-            });
-        }
-        found
     }
 
     fn insert(&mut self, doc: u32, sketch: Self::Sketch) {

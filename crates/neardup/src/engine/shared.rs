@@ -14,8 +14,7 @@ use super::state::{Horizon, Inner, LIVE};
 use super::{lock, veto, Content, EngineError, Key, Purpose, Result, Shared, SyncMode};
 use crate::detect::Detector;
 use crate::detect::{compare_verdicts, Stage, Verdict};
-use crate::policy::{AutoDetector, AutoSketch};
-use crate::template_veto::{Body, LineKey};
+use crate::template_veto::LineKey;
 
 impl Shared {
     pub(super) fn now(&self) -> i64 {
@@ -178,7 +177,7 @@ impl Shared {
             let (auto, put_off) = a.sketcher.sketch_unless(t, known)?;
             Ok(DocSketch {
                 auto,
-                also: None,
+                body: None,
                 veto: None,
                 deferred: put_off.then(|| {
                     Box::new(Deferred {
@@ -231,14 +230,17 @@ impl Shared {
         let sketch = |(c, lines): &Job| match (c, lines) {
             (Content::Text(t), Some((keys, line_docs))) => {
                 let body = rules.body(t, &line_docs.template);
-                let (auto, also, put_off) =
-                    sketch_under_veto(&a.sketcher, t, body.as_ref(), known)?;
+                let (auto, put_off) = a.sketcher.sketch_unless(t, known)?;
+                let body_sketch = match (&body, put_off) {
+                    (Some(b), false) => Some(a.sketcher.sketch_body(t, b)?),
+                    _ => None,
+                };
                 // The whole text was normalised last on this thread with the remembering
                 // normaliser (the body is not remembered): not again.
                 let whole = (!put_off).then(|| rules.normalize_whole(t));
                 Ok(Key::Sketch(Box::new(DocSketch {
                     auto,
-                    also,
+                    body: body_sketch,
                     veto: Some(veto::veto_sketch(
                         rules,
                         t,
@@ -276,11 +278,11 @@ impl Shared {
             return false;
         };
         // It was sketched from this very text, so it sketches again.
-        if let Ok((full, also, _)) =
-            sketch_under_veto(&a.sketcher, &d.text, d.body.as_ref(), |_| false)
-        {
+        if let Ok(full) = a.sketcher.sketch(&d.text) {
             s.auto = full;
-            s.also = also;
+        }
+        if let Some(b) = &d.body {
+            s.body = a.sketcher.sketch_body(&d.text, b).ok();
         }
         if let (Some(rules), Some(v)) = (&a.veto, s.veto.as_mut()) {
             let whole = rules.normalize_whole(&d.text);
@@ -305,23 +307,37 @@ impl Shared {
         found
     }
 
-    /// [`Shared::sketch_matches`] in no particular order.
+    /// [`Shared::sketch_matches`] in no particular order: those of the whole text, or when it
+    /// has none, of its body (under the template veto).
     fn live_sketch_matches(&self, inner: &Inner, h: Horizon, s: &DocSketch) -> Vec<(Verdict, u64)> {
         let rules = self.auto.as_ref().and_then(|a| a.veto.as_ref());
-        let mut found = Vec::new();
-        for (&sid, seg) in &inner.segments {
-            if self.segment_dead(sid, h) {
-                continue;
+        let search = |by_body: bool| {
+            let mut found = Vec::new();
+            for (&sid, seg) in &inner.segments {
+                if self.segment_dead(sid, h) {
+                    continue;
+                }
+                if let Some(x) = &seg.sketches {
+                    let min_docs = rules.map_or(u32::MAX, |r| r.options().min_docs);
+                    x.find(
+                        s,
+                        by_body,
+                        rules,
+                        &|k| inner.lines.get(k) >= min_docs,
+                        &mut found,
+                    );
+                }
             }
-            if let Some(x) = &seg.sketches {
-                let min_docs = rules.map_or(u32::MAX, |r| r.options().min_docs);
-                x.find(s, rules, &|k| inner.lines.get(k) >= min_docs, &mut found);
-            }
+            found.retain(|(v, seq)| {
+                let slot = inner.slab.get(v.of);
+                slot.state == LIVE && slot.fp == *seq && h.live(slot.ts)
+            });
+            found
+        };
+        let found = search(false);
+        if found.is_empty() && s.body.is_some() {
+            return search(true);
         }
-        found.retain(|(v, seq)| {
-            let slot = inner.slab.get(v.of);
-            slot.state == LIVE && slot.fp == *seq && h.live(slot.ts)
-        });
         found
     }
 
@@ -428,31 +444,4 @@ impl Shared {
     pub(super) fn apply_remove(&self, inner: &mut Inner, handle: u32) {
         inner.remove_doc(handle, self.segment_ms);
     }
-}
-
-/// A text's sketches under the template veto, given its body ([`VetoRules::body`]): the one
-/// the index keeps, the other when both are searched ([`crate::template_veto::Body`]), and
-/// whether the costly parts were put off (`known`: see [`AutoDetector::sketch_unless`]; then
-/// there is no second sketch).
-fn sketch_under_veto(
-    det: &AutoDetector,
-    text: &str,
-    body: Option<&Body>,
-    known: impl Fn(u128) -> bool,
-) -> crate::Result<(AutoSketch, Option<AutoSketch>, bool)> {
-    let Some(b) = body else {
-        let (s, put_off) = det.sketch_unless(text, known)?;
-        return Ok((s, None, put_off));
-    };
-    let (indexed, put_off) = if b.indexed {
-        det.sketch_body_unless(text, Some(&b.text), known)?
-    } else {
-        det.sketch_unless(text, known)?
-    };
-    let other = match (put_off, b.both, b.indexed) {
-        (false, true, true) => Some(det.sketch(text)?),
-        (false, true, false) => Some(det.sketch_body(text, &b.text)?),
-        _ => None,
-    };
-    Ok((indexed, other, put_off))
 }

@@ -229,7 +229,7 @@ struct OnlineVeto {
 
 struct OnlineSketch {
     inner: neardup::policy::AutoSketch,
-    also: Option<neardup::policy::AutoSketch>,
+    body: Option<neardup::policy::AutoSketch>,
     lines: Vec<u64>,
     had_repeats: bool,
     distinct_lines: Vec<u64>,
@@ -265,9 +265,11 @@ impl Detector for OnlineVeto {
             .map(|k| k.map_or((0, 0), |k| (n(k.exact), n(k.template))))
             .unzip();
         // Template lines are left out of what the inner detector sketches, by their weight.
-        let body = self.rules.body(text, &template_docs);
-        let (inner, also) =
-            neardup::template_veto::sketch_with_body(&self.inner, text, body.as_ref())?;
+        let inner = self.inner.sketch(text)?;
+        let body = match self.rules.body(text, &template_docs) {
+            Some(b) => Some(self.inner.sketch_body(text, &b)?),
+            None => None,
+        };
         let min = TemplateVetoOptions::default().min_docs;
         let mut distinct_lines: Vec<u64> = self
             .rules
@@ -281,7 +283,7 @@ impl Detector for OnlineVeto {
         distinct_lines.dedup();
         Ok(OnlineSketch {
             inner,
-            also,
+            body,
             lines: self.rules.counted_lines(text),
             had_repeats: line_docs.iter().any(|&n| n >= min),
             distinct_lines,
@@ -289,11 +291,21 @@ impl Detector for OnlineVeto {
         })
     }
     fn find(&self, s: &OnlineSketch) -> Vec<Verdict> {
-        let min = TemplateVetoOptions::default().min_docs;
-        let mut found = self.inner.find(&s.inner);
-        if let Some(also) = &s.also {
-            neardup::template_veto::merge_verdicts(&mut found, self.inner.find(also));
+        // The whole text's matches, or when it has none, its body's.
+        let found = self.vetted(s, self.inner.find(&s.inner));
+        match &s.body {
+            Some(body) if found.is_empty() => self.vetted(s, self.inner.find(body)),
+            _ => found,
         }
+    }
+    fn insert(&mut self, doc: u32, s: OnlineSketch) {
+        self.insert_sketch(doc, s);
+    }
+}
+
+impl OnlineVeto {
+    fn vetted(&self, s: &OnlineSketch, mut found: Vec<Verdict>) -> Vec<Verdict> {
+        let min = TemplateVetoOptions::default().min_docs;
         found.retain(|v| {
             if s.distinct.is_none() {
                 return true;
@@ -318,7 +330,7 @@ impl Detector for OnlineVeto {
         });
         found
     }
-    fn insert(&mut self, doc: u32, s: OnlineSketch) {
+    fn insert_sketch(&mut self, doc: u32, s: OnlineSketch) {
         for k in &s.lines {
             *self.stored.entry(*k).or_insert(0) += 1;
         }

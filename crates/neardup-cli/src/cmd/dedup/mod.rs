@@ -89,9 +89,9 @@ pub struct Args {
     )]
     pub detector: String,
     /// Turn off the template veto, which refuses matches that rest only on lines repeated
-    /// across many documents (a shared page template inside the text) and compares a text
-    /// wrapped in lines that many documents share (ads, counter headers, a site's template)
-    /// without them; without it the default --threshold is 0.6 (docs/quality.md), as for
+    /// across many documents (a shared page template inside the text) and searches a text that
+    /// finds no match again without the lines many documents share (ads, counter headers, a
+    /// site's template); without it the default --threshold is 0.6 (docs/quality.md), as for
     /// `neardup serve --no-template-veto`.
     /// (`--no-template` is the old spelling.)
     #[arg(long = "no-template-veto", alias = "no-template")]

@@ -350,7 +350,7 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
         return Err(format!("{} bytes after the sketch", b.len() - r.at));
     }
     Ok(DocSketch {
-        also: None,
+        body: None,
         auto: AutoSketch {
             exact,
             chars,

@@ -15,12 +15,10 @@ use encoding::{decode_any, encode_with, HELD, STRIPPED, VERSION};
 /// veto's.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct DocSketch {
-    /// What the index keeps: the sketch of the text's body under the template veto when it
-    /// has one that is indexed ([`crate::template_veto::Body`]), else of the whole text.
     pub(super) auto: AutoSketch,
-    /// The sketch of the other of the two when both are searched: searched, never indexed,
-    /// never encoded.
-    pub(super) also: Option<AutoSketch>,
+    /// Under the template veto, the sketch of its body ([`VetoRules::body`]) when it has one:
+    /// searched when the whole text finds no live match; never indexed, never encoded.
+    pub(super) body: Option<AutoSketch>,
     pub(super) veto: Option<VetoSketch>,
     /// Set when the costly parts were put off (see [`Deferred`]): `auto` then has no long-path
     /// sketch, `veto` no distinct part. Never encoded, never indexed.
@@ -41,7 +39,7 @@ pub(super) struct DocSketch {
 pub(super) struct Deferred {
     pub(super) text: String,
     /// Its body under the template veto ([`VetoRules::body`]), when it has one.
-    pub(super) body: Option<crate::template_veto::Body>,
+    pub(super) body: Option<String>,
 }
 
 /// What the template veto knows of a document.
@@ -187,23 +185,26 @@ impl SketchIndex {
             .or_else(|| self.seqs.iter().position(|&s| s == seq))
     }
 
-    /// Every indexed document the sketch is a near-duplicate of, as `(verdict with `of` = its
-    /// handle, its sequence)`; the caller checks that the handle still holds that sequence.
+    /// Every indexed document the sketch (its body's when `by_body`) is a near-duplicate of, as
+    /// `(verdict with `of` = its handle, its sequence)`; the caller checks that the handle still
+    /// holds that sequence.
     /// Under the template veto (`rules`; `repeated(k)`: whether line `k` is repeated now),
     /// matches it vetoes are left out.
     pub(super) fn find(
         &self,
         s: &DocSketch,
+        by_body: bool,
         rules: Option<&VetoRules>,
         repeated: &dyn Fn(u64) -> bool,
         out: &mut Vec<(Verdict, u64)>,
     ) {
         let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
-        let mut found = self.det.find(&s.auto);
-        if let Some(also) = &s.also {
-            crate::template_veto::merge_verdicts(&mut found, self.det.find(also));
-        }
-        for v in found {
+        let query = if by_body {
+            s.body.as_ref()
+        } else {
+            Some(&s.auto)
+        };
+        for v in query.map(|q| self.det.find(q)).unwrap_or_default() {
             let pos = v.of as usize;
             if let (Some(r), Some(_), Some(veto)) = (rules, mine, &s.veto) {
                 let unlearned = self.unlearned.get(pos).copied().unwrap_or(false);

@@ -23,13 +23,13 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
     for t in texts() {
         let auto = det.sketch(&t).unwrap();
         out.push(DocSketch {
-            also: None,
+            body: None,
             auto: auto.clone(),
             veto: None,
             deferred: None,
         });
         out.push(DocSketch {
-            also: None,
+            body: None,
             auto: auto.clone(),
             veto: Some(VetoSketch {
                 lines: vec![3, 5, 8],
@@ -46,7 +46,7 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
             )),
         ] {
             out.push(DocSketch {
-                also: None,
+                body: None,
                 auto: auto.clone(),
                 veto: Some(VetoSketch {
                     lines: vec![1, 2],
@@ -171,14 +171,14 @@ fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
     for t in texts() {
         let edited = t.replacen("lazy", "sleepy", 1).replacen("例子", "样子", 1);
         let q = DocSketch {
-            also: None,
+            body: None,
             auto: det.sketch(&edited).unwrap(),
             veto: None,
             deferred: None,
         };
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        with.find(&q, None, &|_| false, &mut a);
-        without.find(&q, None, &|_| false, &mut b);
+        with.find(&q, false, None, &|_| false, &mut a);
+        without.find(&q, false, None, &|_| false, &mut b);
         assert_eq!(a, b);
         found += a.iter().filter(|(v, _)| v.stage == Stage::Minhash).count();
     }
