@@ -29,7 +29,7 @@
 //! `SPLIT_EVAL_SHARES=0.05,0.175,0.35` replaces the columns with the default searching the body
 //! from those template shares (`TemplateVetoOptions::strip_template_share`).
 //! `SPLIT_EVAL_BODY=1` replaces the columns with the default against the previous default
-//! (whole texts sketched, exact line keys), and the default through the online engine.
+//! (no body search, exact line keys), both in batch and through the online engine.
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
 //! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
 //! `contained_above` values.
@@ -246,25 +246,25 @@ fn variants() -> Vec<Variant> {
             })
             .collect();
     }
-    // `SPLIT_EVAL_BODY=1`: the default against the one before template lines were left out
-    // of the sketched body, batch and online.
+    // `SPLIT_EVAL_BODY=1`: the default against the one before a text was searched by its body,
+    // batch and online.
     if std::env::var_os("SPLIT_EVAL_BODY").is_some() {
         let t5 = with(&|p| p.minhash.lsh.threshold = 0.5);
         return vec![
             Variant {
-                name: "previous default: whole texts, exact line keys".into(),
+                name: "previous default: no body search, exact line keys".into(),
                 veto: Some(TemplateVetoOptions::whole_texts()),
                 policy: t5.clone(),
                 engine: None,
             },
             Variant {
-                name: "default: template lines out of the body".into(),
+                name: "default: the body searched when the whole finds nothing".into(),
                 veto: Some(TemplateVetoOptions::default()),
                 policy: t5.clone(),
                 engine: None,
             },
             Variant {
-                name: "previous online engine (whole texts), requests of 100".into(),
+                name: "previous online engine (no body search), requests of 100".into(),
                 veto: Some(TemplateVetoOptions::whole_texts()),
                 policy: t5.clone(),
                 engine: Some(100),

@@ -121,8 +121,8 @@ impl TemplateVetoOptions {
         }
     }
 
-    /// The veto as it was before template lines were left out of the body: whole texts
-    /// sketched, lines counted by their exact bytes (for comparisons).
+    /// The veto as it was before a text was searched by its body: lines counted by their
+    /// exact bytes alone, no body (for comparisons).
     pub fn whole_texts() -> TemplateVetoOptions {
         TemplateVetoOptions {
             mask_line_digits: false,

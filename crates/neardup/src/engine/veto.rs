@@ -172,11 +172,11 @@ mod tests {
         Engine::open(dir, fp, cfg, clock.clone()).unwrap()
     }
 
-    /// Regression: a data directory indexed with whole texts and exact line keys (before
-    /// template lines were left out of the body) must be refused by name, not read with
-    /// line counts and sketches that mean something else.
+    /// Regression: a data directory indexed under the previous veto (exact line keys only, no
+    /// body search) must be refused by name, not read with line counts whose keys mean
+    /// something else.
     #[test]
-    fn directory_of_whole_text_sketches_is_refused_by_name() {
+    fn directory_of_the_previous_veto_is_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(1_700_000_000_000));
         let cfg = |veto: crate::template_veto::TemplateVetoOptions| EngineConfig {
@@ -197,7 +197,7 @@ mod tests {
                 assert!(difference.contains("template_veto"), "{difference}");
             }
             Err(e) => panic!("another error: {e}"),
-            Ok(_) => panic!("opened a directory of whole-text sketches"),
+            Ok(_) => panic!("opened a directory of the previous veto"),
         }
     }
 
