@@ -130,15 +130,6 @@ pub trait Detector: Send + Sync {
     /// Computes a document's sketch. Pure: safe to run in parallel.
     fn sketch(&self, text: &str) -> Result<Self::Sketch>;
 
-    /// Sketches a document from `body`, its `text` without the lines a corpus shares as a
-    /// template ([`crate::template_veto`]). The default sketches `body`; a detector with an
-    /// exact stage keeps the whole `text`'s digest there, so that two identical texts are
-    /// exact copies whichever lines were template when each was read.
-    fn sketch_body(&self, text: &str, body: &str) -> Result<Self::Sketch> {
-        let _ = text;
-        self.sketch(body)
-    }
-
     /// Every inserted document the sketch is a near-duplicate of (in any order).
     fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict>;
 

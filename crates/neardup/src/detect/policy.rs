@@ -211,24 +211,9 @@ impl AutoDetector {
         text: &str,
         known: impl Fn(u128) -> bool,
     ) -> Result<(AutoSketch, bool)> {
-        self.sketch_body_unless(text, None, known)
-    }
-
-    /// [`sketch_unless`](Self::sketch_unless) of `body` ([`Detector::sketch_body`]): the exact
-    /// digest of the whole `text`, every other part of `body` (when given).
-    pub fn sketch_body_unless(
-        &self,
-        text: &str,
-        body: Option<&str>,
-        known: impl Fn(u128) -> bool,
-    ) -> Result<(AutoSketch, bool)> {
         let n = self.normalizer.normalize_remembered(text);
-        let exact = self.exact.sketch_normalized(&n, text.len())?;
-        let (n, bytes) = match body {
-            // Not remembered: the whole text stays so for the template veto.
-            Some(b) => (self.normalizer.normalize(b), b.len()),
-            None => (n, text.len()),
-        };
+        let bytes = text.len();
+        let exact = self.exact.sketch_normalized(&n, bytes)?;
         let chars = n.chars().filter(|&c| is_word_char(c)).count();
         let short = (chars <= self.short.reach())
             .then(|| self.short.sketch_normalized(&n, bytes))
@@ -304,11 +289,6 @@ impl Detector for AutoDetector {
 
     fn sketch(&self, text: &str) -> Result<AutoSketch> {
         self.sketch_unless(text, |_| false).map(|(s, _)| s)
-    }
-
-    fn sketch_body(&self, text: &str, body: &str) -> Result<AutoSketch> {
-        self.sketch_body_unless(text, Some(body), |_| false)
-            .map(|(s, _)| s)
     }
 
     fn find(&self, s: &AutoSketch) -> Vec<Verdict> {

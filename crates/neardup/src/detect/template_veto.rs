@@ -734,14 +734,16 @@ impl<D: Detector> Detector for TemplateVeto<D> {
                 .unzip()
         };
         let inner = self.inner.sketch(text)?;
+        // Before the body is sketched: the normaliser still remembers the whole text.
+        let distinct = self.rules.distinct_part(text, &line_docs);
         let body = match self.rules.body(text, &template_docs) {
-            Some(b) => Some(self.inner.sketch_body(text, &b)?),
+            Some(b) => Some(self.inner.sketch(&b)?),
             None => None,
         };
         Ok(TemplateSketch {
             inner,
             body,
-            distinct: self.rules.distinct_part(text, &line_docs),
+            distinct,
         })
     }
 

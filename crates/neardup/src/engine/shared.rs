@@ -12,8 +12,7 @@ use super::sketch::{self, Deferred, DocSketch};
 use super::slab::Slot;
 use super::state::{Horizon, Inner, LIVE};
 use super::{lock, veto, Content, EngineError, Key, Purpose, Result, Shared, SyncMode};
-use crate::detect::Detector;
-use crate::detect::{compare_verdicts, Stage, Verdict};
+use crate::detect::{compare_verdicts, Detector, Stage, Verdict};
 use crate::template_veto::LineKey;
 
 impl Shared {
@@ -231,13 +230,13 @@ impl Shared {
             (Content::Text(t), Some((keys, line_docs))) => {
                 let body = rules.body(t, &line_docs.template);
                 let (auto, put_off) = a.sketcher.sketch_unless(t, known)?;
+                // The whole text was normalised last on this thread with the remembering
+                // normaliser: not again (before the body is).
+                let whole = (!put_off).then(|| rules.normalize_whole(t));
                 let body_sketch = match (&body, put_off) {
-                    (Some(b), false) => Some(a.sketcher.sketch_body(t, b)?),
+                    (Some(b), false) => Some(a.sketcher.sketch(b)?),
                     _ => None,
                 };
-                // The whole text was normalised last on this thread with the remembering
-                // normaliser (the body is not remembered): not again.
-                let whole = (!put_off).then(|| rules.normalize_whole(t));
                 Ok(Key::Sketch(Box::new(DocSketch {
                     auto,
                     body: body_sketch,
@@ -281,15 +280,15 @@ impl Shared {
         if let Ok(full) = a.sketcher.sketch(&d.text) {
             s.auto = full;
         }
-        if let Some(b) = &d.body {
-            s.body = a.sketcher.sketch_body(&d.text, b).ok();
-        }
         if let (Some(rules), Some(v)) = (&a.veto, s.veto.as_mut()) {
             let whole = rules.normalize_whole(&d.text);
             let line_docs = std::mem::take(&mut v.line_docs);
             let distinct = rules.distinct_part_normalized(&d.text, &whole, &line_docs);
             v.part = distinct.as_ref().map(|d| d.kept());
             v.distinct = distinct;
+        }
+        if let Some(b) = &d.body {
+            s.body = a.sketcher.sketch(b).ok();
         }
         true
     }

@@ -267,7 +267,7 @@ impl Detector for OnlineVeto {
         // Template lines are left out of what the inner detector sketches, by their weight.
         let inner = self.inner.sketch(text)?;
         let body = match self.rules.body(text, &template_docs) {
-            Some(b) => Some(self.inner.sketch_body(text, &b)?),
+            Some(b) => Some(self.inner.sketch(&b)?),
             None => None,
         };
         let min = TemplateVetoOptions::default().min_docs;
