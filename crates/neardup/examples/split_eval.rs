@@ -28,6 +28,8 @@
 //! veto, the long path's signature entries kept at those bits.
 //! `SPLIT_EVAL_SHARES=0.05,0.175,0.35` replaces the columns with the default searching the body
 //! from those template shares (`TemplateVetoOptions::strip_template_share`).
+//! `SPLIT_EVAL_BODY_INDEX=1` replaces the columns with the default against the default that
+//! searched a text's body but indexed only whole texts.
 //! `SPLIT_EVAL_BODY=1` replaces the columns with the default against the previous default
 //! (no body search, exact line keys), both in batch and through the online engine.
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
@@ -107,6 +109,8 @@ struct Variant {
     /// Streamed through the online engine in requests of this many documents (`None`: batch
     /// dedup).
     engine: Option<usize>,
+    /// Batch dedup indexes bodies as well (`TemplateVeto::with_body_index`, the default).
+    body_index: bool,
 }
 
 /// The clusters of the online engine (the online rule: a duplicate joins its match's
@@ -167,6 +171,16 @@ fn clusters(v: &Variant, texts: &[String]) -> Vec<u64> {
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     let auto = AutoDetector::new(fp.clone(), v.policy.clone()).unwrap();
     match &v.veto {
+        Some(o) if v.body_index => run(
+            TemplateVeto::with_body_index(
+                auto,
+                AutoDetector::new(fp.clone(), v.policy.clone()).unwrap(),
+                fp,
+                o.clone(),
+            )
+            .unwrap(),
+            texts,
+        ),
         Some(o) => run(TemplateVeto::new(auto, fp, o.clone()).unwrap(), texts),
         None => run(auto, texts),
     }
@@ -208,12 +222,14 @@ fn variants() -> Vec<Variant> {
             veto: Some(TemplateVetoOptions::unguarded()),
             policy: with(&|p| p.short.containment = None),
             engine: None,
+            body_index: true,
         },
         Variant {
             name: "no veto, t=0.6, no containment".into(),
             veto: None,
             policy: with(&|p| p.short.containment = None),
             engine: None,
+            body_index: true,
         },
     ];
     let guards: Vec<f64> = std::env::var("SPLIT_EVAL_GUARDS")
@@ -227,6 +243,7 @@ fn variants() -> Vec<Variant> {
             veto: Some(guard(c)),
             policy: with(&|p| p.short.containment = None),
             engine: None,
+            body_index: true,
         });
     }
     // `SPLIT_EVAL_SHARES=0.05,0.175,0.35`: the default with the body searched from these
@@ -243,6 +260,26 @@ fn variants() -> Vec<Variant> {
                 }),
                 policy: t5.clone(),
                 engine: None,
+                body_index: true,
+            })
+            .collect();
+    }
+    // `SPLIT_EVAL_BODY_INDEX=1`: the default against the one that searched bodies but did not
+    // index them.
+    if std::env::var_os("SPLIT_EVAL_BODY_INDEX").is_some() {
+        let t5 = with(&|p| p.minhash.lsh.threshold = 0.5);
+        return [false, true]
+            .into_iter()
+            .map(|body_index| Variant {
+                name: if body_index {
+                    "default: bodies indexed too".into()
+                } else {
+                    "previous default: bodies searched, not indexed".into()
+                },
+                veto: Some(TemplateVetoOptions::default()),
+                policy: t5.clone(),
+                engine: None,
+                body_index,
             })
             .collect();
     }
@@ -256,24 +293,28 @@ fn variants() -> Vec<Variant> {
                 veto: Some(TemplateVetoOptions::whole_texts()),
                 policy: t5.clone(),
                 engine: None,
+                body_index: true,
             },
             Variant {
                 name: "default: the body searched when the whole finds nothing".into(),
                 veto: Some(TemplateVetoOptions::default()),
                 policy: t5.clone(),
                 engine: None,
+                body_index: true,
             },
             Variant {
                 name: "previous online engine (no body search), requests of 100".into(),
                 veto: Some(TemplateVetoOptions::whole_texts()),
                 policy: t5.clone(),
                 engine: Some(100),
+                body_index: false,
             },
             Variant {
                 name: "online engine (`serve`) with the default, requests of 100".into(),
                 veto: Some(TemplateVetoOptions::default()),
                 policy: t5,
                 engine: Some(100),
+                body_index: false,
             },
         ];
     }
@@ -286,6 +327,7 @@ fn variants() -> Vec<Variant> {
                 veto: Some(TemplateVetoOptions::default()),
                 policy: with(&|p| p.minhash.lsh.threshold = t),
                 engine: None,
+                body_index: true,
             });
         }
         return v;
@@ -303,12 +345,14 @@ fn variants() -> Vec<Variant> {
                     p.minhash.bits = b;
                 }),
                 engine: None,
+                body_index: true,
             });
             v.push(Variant {
                 name: format!("no veto (t=0.6), {b}-bit entries"),
                 veto: None,
                 policy: with(&|p| p.minhash.bits = b),
                 engine: None,
+                body_index: true,
             });
         }
         return v;
@@ -318,6 +362,7 @@ fn variants() -> Vec<Variant> {
         veto: Some(TemplateVetoOptions::default()),
         policy: base.clone(),
         engine: None,
+        body_index: true,
     });
     for request in [1, 100] {
         v.push(Variant {
@@ -325,6 +370,7 @@ fn variants() -> Vec<Variant> {
             veto: Some(TemplateVetoOptions::default()),
             policy: with(&|p| p.minhash.lsh.threshold = 0.5),
             engine: Some(request),
+            body_index: false,
         });
     }
     v.push(Variant {
@@ -332,6 +378,7 @@ fn variants() -> Vec<Variant> {
         veto: Some(TemplateVetoOptions::default()),
         policy: with(&|p| p.minhash.lsh.threshold = 0.5),
         engine: None,
+        body_index: true,
     });
     v
 }

@@ -259,7 +259,14 @@ fn with_veto<W: WithDetector, D: Detector + 'static>(
     veto: bool,
 ) -> W::Output {
     if veto {
-        w.with(|| TemplateVeto::new(make()?, fp.clone(), TemplateVetoOptions::default()))
+        w.with(|| {
+            TemplateVeto::with_body_index(
+                make()?,
+                make()?,
+                fp.clone(),
+                TemplateVetoOptions::default(),
+            )
+        })
     } else {
         w.with(make)
     }

@@ -3,7 +3,7 @@
 //!
 //! [`TemplateVeto`] wraps any [`Detector`]. Before each batch is sketched it counts, per line
 //! (trimmed, at least [`TemplateVetoOptions::min_line_bytes`] bytes), how many documents seen so far
-//! contain it ([`Detector::observe_batch`]). A line found in at least
+//! contain it ([`Detector::observe_batch`](crate::detect::Detector::observe_batch)). A line found in at least
 //! [`TemplateVetoOptions::min_docs`] documents is *repeated*. A document's *distinct part* is its
 //! text without repeated lines; when that part is a substantial share of the document
 //! ([`TemplateVetoOptions::min_distinct_share`] of its non-space characters, not counting *template*
@@ -49,20 +49,17 @@
 //! assert!(d.find(&b).is_empty()); // shares only the template
 //! ```
 
-use std::collections::{HashMap, HashSet};
-use std::sync::RwLock;
-
 use serde::{Deserialize, Serialize};
 
 use crate::detect::containment::{
     contained_sample_in_set, contained_set_in_sample, shingle_set, shingle_set_packed, BottomK,
     PackedBottomK,
 };
-use crate::detect::{Detector, Verdict};
+use crate::detect::Verdict;
 use crate::error::{Error, Result};
 use crate::features::{is_alphanumeric, is_numeric, numeral_at, PackedChars, PACK_PIECE};
 use crate::fingerprint::Fingerprinter;
-use crate::hash::{xxh3, FastBuild};
+use crate::hash::xxh3;
 use crate::minhash::{fold32, MinHashOptions, MinHasher, Scheme, Shingles};
 use crate::normalize::Normalizer;
 
@@ -174,8 +171,11 @@ pub struct TemplateSketch<S> {
     /// The inner detector's sketch of the whole document.
     pub inner: S,
     /// The inner detector's sketch of its body ([`VetoRules::body`]), when it has one: searched
-    /// when the whole document finds no match, never indexed.
+    /// when the whole document finds no match.
     pub body: Option<S>,
+    /// Whether the body is indexed when the document is ([`VetoRules::body_is_own`]; only
+    /// under [`TemplateVeto::with_body_index`]).
+    pub index_body: bool,
     /// The distinct part (the text without repeated lines), when it is substantial.
     pub distinct: Option<DistinctSketch>,
 }
@@ -245,8 +245,12 @@ const DISTINCT_NGRAM: usize = 3;
 /// Sample size (per set) an inserted document keeps for the containment guard.
 const GUARD_SAMPLE: usize = 256;
 
+mod batch;
+mod body;
 #[cfg(test)]
 mod tests;
+
+pub use batch::TemplateVeto;
 
 /// The veto's rules, without its state: which lines are counted, a document's distinct part
 /// given how many documents hold each of its lines, and whether a match stands.
@@ -365,41 +369,6 @@ impl VetoRules {
         keys.sort_unstable();
         keys.dedup();
         keys
-    }
-
-    /// The *body* of `text` ([`TemplateVetoOptions::strip_template_share`]): its lines held by
-    /// fewer than [`TemplateVetoOptions::template_docs`] documents (`template_docs[i]`: how
-    /// many hold line `i` by its [`LineKey::template`] key, 0 for a line too short to count).
-    /// `None` when the option is off, when the template lines hold less than the share of the
-    /// text's letters and digits, or when nothing with a letter or digit is left.
-    pub fn body(&self, text: &str, template_docs: &[u32]) -> Option<String> {
-        let share = self.opts.strip_template_share?;
-        let floor = self.opts.template_docs;
-        if !template_docs.iter().any(|&n| n >= floor) {
-            return None;
-        }
-        // The share first, from the lines' letters; the body only when it counts.
-        let letters = |s: &str| s.chars().filter(|&c| is_alphanumeric(c)).count();
-        let (mut kept, mut all) = (0usize, 0usize);
-        for (line, &n) in text.lines().zip(template_docs) {
-            let l = letters(line);
-            all += l;
-            if n < floor {
-                kept += l;
-            }
-        }
-        let template = 1.0 - kept as f64 / all.max(1) as f64;
-        if kept == 0 || template < share {
-            return None;
-        }
-        let mut out = String::with_capacity(text.len());
-        for (line, &n) in text.lines().zip(template_docs) {
-            if n < floor {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-        Some(out)
     }
 
     /// The distinct part of `text`, when it is substantial. `line_docs[i]` is how many
@@ -661,128 +630,4 @@ fn low_bits_agreement(a: &[u32], b: &[u16]) -> f64 {
     }
     let same = a.iter().zip(b).filter(|&(&x, &y)| x as u16 == y).count();
     same as f64 / a.len() as f64
-}
-
-/// Wraps a detector to veto matches that rest only on a shared template (see module docs).
-#[derive(Debug)]
-pub struct TemplateVeto<D: Detector> {
-    inner: D,
-    rules: VetoRules,
-    /// Line key → how many documents read so far hold it.
-    lines: RwLock<HashMap<u64, u32, FastBuild>>,
-    /// Digests of the texts counted (a text read twice is counted once).
-    counted: RwLock<HashSet<u64, FastBuild>>,
-    /// Each inserted document's distinct part.
-    parts: Vec<Option<DistinctPart>>,
-}
-
-impl<D: Detector> TemplateVeto<D> {
-    /// Wraps `inner`; `fp` must be the fingerprinter `inner` normalises with.
-    ///
-    /// # Errors
-    /// [`Error::Config`] when an option is out of range.
-    pub fn new(inner: D, fp: Fingerprinter, opts: TemplateVetoOptions) -> Result<Self> {
-        Ok(TemplateVeto {
-            inner,
-            rules: VetoRules::new(fp, opts)?,
-            lines: RwLock::new(HashMap::default()),
-            counted: RwLock::new(HashSet::default()),
-            parts: Vec::new(),
-        })
-    }
-
-    /// The wrapped detector.
-    pub fn inner(&self) -> &D {
-        &self.inner
-    }
-
-    /// The rules applied.
-    pub fn rules(&self) -> &VetoRules {
-        &self.rules
-    }
-}
-
-impl<D: Detector> Detector for TemplateVeto<D> {
-    type Sketch = TemplateSketch<D::Sketch>;
-
-    fn name(&self) -> String {
-        format!("{}+template", self.inner.name())
-    }
-
-    fn observe_batch(&self, texts: &[&str]) {
-        self.inner.observe_batch(texts);
-        let mut counts = self.lines.write().unwrap_or_else(|e| e.into_inner());
-        let mut counted = self.counted.write().unwrap_or_else(|e| e.into_inner());
-        for t in texts {
-            if !counted.insert(xxh3(t.as_bytes())) {
-                continue;
-            }
-            for k in self.rules.counted_lines(t) {
-                *counts.entry(k).or_insert(0) += 1;
-            }
-        }
-    }
-
-    fn sketch(&self, text: &str) -> Result<Self::Sketch> {
-        let (line_docs, template_docs): (Vec<u32>, Vec<u32>) = {
-            let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
-            let n = |k: u64| counts.get(&k).copied().unwrap_or(0);
-            self.rules
-                .line_keys(text)
-                .into_iter()
-                .map(|k| k.map_or((0, 0), |k| (n(k.exact), n(k.template))))
-                .unzip()
-        };
-        let inner = self.inner.sketch(text)?;
-        // Before the body is sketched: the normaliser still remembers the whole text.
-        let distinct = self.rules.distinct_part(text, &line_docs);
-        let body = match self.rules.body(text, &template_docs) {
-            Some(b) => Some(self.inner.sketch(&b)?),
-            None => None,
-        };
-        Ok(TemplateSketch {
-            inner,
-            body,
-            distinct,
-        })
-    }
-
-    fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict> {
-        let vetted = |mut found: Vec<Verdict>| {
-            if sketch.distinct.is_some() {
-                found.retain(|v| {
-                    let theirs = self.parts.get(v.of as usize).and_then(Option::as_ref);
-                    self.rules.stands(v, sketch.distinct.as_ref(), theirs)
-                });
-            }
-            found
-        };
-        let found = vetted(self.inner.find(&sketch.inner));
-        match &sketch.body {
-            Some(body) if found.is_empty() => vetted(self.inner.find(body)),
-            _ => found,
-        }
-    }
-
-    fn insert(&mut self, doc: u32, sketch: Self::Sketch) {
-        let i = doc as usize;
-        if let Some(d) = &sketch.distinct {
-            if self.parts.len() <= i {
-                self.parts.resize(i + 1, None);
-            }
-            self.parts[i] = Some(d.kept());
-        }
-        self.inner.insert(doc, sketch.inner);
-    }
-
-    fn heap_bytes(&self) -> usize {
-        let lines = self.lines.read().map(|m| m.capacity() * 16).unwrap_or(0)
-            + self.counted.read().map(|m| m.capacity() * 8).unwrap_or(0);
-        let parts: usize = self
-            .parts
-            .iter()
-            .map(|p| p.as_ref().map_or(0, DistinctPart::heap_bytes) + 88)
-            .sum();
-        self.inner.heap_bytes() + lines + parts
-    }
 }

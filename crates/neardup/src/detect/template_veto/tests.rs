@@ -2,6 +2,7 @@
 //! plain forms.
 
 use super::*;
+use crate::detect::Detector;
 use crate::minhash::{MinHashDetector, MinHashDetectorOptions};
 use crate::FingerprintConfig;
 
@@ -22,6 +23,18 @@ fn run(d: &mut TemplateVeto<MinHashDetector>, docs: &[String]) -> Vec<Vec<u32>> 
     }
     out
 }
+
+/// Eight short posts.
+const POSTS: [&str; 8] = [
+    "晚上回家路上又下起了大雨，衣服全湿透了",
+    "隔壁的小狗一直跟着我们跑了好几条街",
+    "朋友说下个月要搬去南方的一个海边城市",
+    "楼下新开的面馆排队的人比平时多了一倍",
+    "手机突然没电，只好借路人的电话打车",
+    "回来翻出小时候的相册看了整整一个晚上",
+    "地铁上遇到一位多年不见的中学同学",
+    "超市的西瓜打折，一口气买了三个回家",
+];
 
 const ARTICLE: &str = "市政府周二批准了新的预算方案，将在未来两年内增加道路和学校的维护支出。\n\
     议员们经过长时间的辩论，最终以多数票通过了这项计划，并要求每季度公开支出明细。\n\
@@ -335,16 +348,7 @@ fn short_texts_wrapped_in_template_lines_match_on_their_body() {
         ..TemplateVetoOptions::default()
     };
     let mut d = TemplateVeto::new(inner, fp, opts).unwrap();
-    let posts = [
-        "晚上回家路上又下起了大雨，衣服全湿透了",
-        "隔壁的小狗一直跟着我们跑了好几条街",
-        "朋友说下个月要搬去南方的一个海边城市",
-        "楼下新开的面馆排队的人比平时多了一倍",
-        "手机突然没电，只好借路人的电话打车",
-        "回来翻出小时候的相册看了整整一个晚上",
-        "地铁上遇到一位多年不见的中学同学",
-        "超市的西瓜打折，一口气买了三个回家",
-    ];
+    let posts = POSTS;
     let ad = "【广告】限时特惠！新用户注册即送优惠券，点击链接立即领取。";
     let mut docs: Vec<String> = posts
         .iter()
@@ -403,5 +407,103 @@ fn identical_texts_stay_exact_copies_when_their_lines_become_template() {
     assert!(
         found.iter().any(|v| v.of == 0 && v.stage == Stage::Exact),
         "{found:?}"
+    );
+}
+
+/// Eight posts, each cut in two by one ad line (a template once eight pages hold it), then
+/// the same posts bare.
+fn posts_around_an_ad_then_bare() -> Vec<String> {
+    let posts = POSTS;
+    let ad = "【广告】限时特惠！新用户注册即送优惠券，点击链接立即领取。";
+    let mut docs: Vec<String> = posts
+        .iter()
+        .map(|p| {
+            let cut = p.char_indices().nth(8).unwrap().0;
+            format!("{}\n{ad}\n{}", &p[..cut], &p[cut..])
+        })
+        .collect();
+    docs.extend(posts.iter().map(|p| p.to_string()));
+    docs
+}
+
+/// Runs `docs` through an `auto` detector in the template veto (template at eight pages),
+/// indexing bodies or not: what each document finds.
+fn found_with_bodies(docs: &[String], index_bodies: bool) -> Vec<Vec<u32>> {
+    use crate::policy::{AutoDetector, PolicyOptions};
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let auto = || AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let opts = TemplateVetoOptions {
+        template_docs: 8,
+        ..TemplateVetoOptions::default()
+    };
+    let mut d = if index_bodies {
+        TemplateVeto::with_body_index(auto(), auto(), fp.clone(), opts).unwrap()
+    } else {
+        TemplateVeto::new(auto(), fp.clone(), opts).unwrap()
+    };
+    let texts: Vec<&str> = docs.iter().map(|s| s.as_str()).collect();
+    d.observe_batch(&texts);
+    let mut found = Vec::new();
+    for (i, t) in texts.iter().enumerate() {
+        let s = d.sketch(t).unwrap();
+        found.push(d.find(&s).into_iter().map(|v| v.of).collect::<Vec<u32>>());
+        d.insert(i as u32, s);
+    }
+    found
+}
+
+/// Regression: a body was searched but never indexed, so a post stored cut in two by an ad
+/// was found by a later copy in another template, yet not by a later bare copy — which has
+/// no template lines, hence no body of its own to search with.
+#[test]
+fn bare_posts_find_their_copies_stored_in_templates() {
+    let docs = posts_around_an_ad_then_bare();
+    let found = found_with_bodies(&docs, true);
+    for (k, f) in found[8..].iter().enumerate() {
+        assert_eq!(f, &[k as u32], "bare post {k}");
+    }
+    assert!(found[..8].iter().all(|f| f.is_empty()), "{found:?}");
+    // Without the body index the bare posts find nothing: the case this guards.
+    let before = found_with_bodies(&docs, false);
+    assert!(before[8..].iter().all(|f| f.is_empty()), "{before:?}");
+}
+
+/// A body made only of repeated lines (an ad not yet held by `template_docs` pages, around a
+/// table rule without letters) is not indexed: every text carrying that ad would otherwise
+/// contain it, and match it.
+#[test]
+fn bodies_of_repeated_lines_only_are_not_indexed() {
+    let big_ad = "Sponsored: cloud servers from five dollars a month, start a free trial.";
+    let small_ad = "Download our app for a smoother reading experience and free books.";
+    let posts = [
+        "the ferry was late again so we waited on the pier for an hour",
+        "my neighbour finally fixed the fence that fell in the storm",
+        "the library now opens on sundays, which is great for students",
+    ];
+    let mut docs: Vec<String> = (0..8)
+        .map(|i| format!("{big_ad}\nwhat page {i} says about its own topic, at length\n"))
+        .collect();
+    // The big ad is now template; the small one is repeated but is not.
+    docs.push(format!(
+        "{big_ad}\n|+---|-------------------+  |\n{small_ad}\n"
+    ));
+    for p in posts {
+        docs.push(format!("{p}\n{small_ad}\n"));
+    }
+    let found = found_with_bodies(&docs, true);
+    assert!(found[8..].iter().all(|f| f.is_empty()), "{found:?}");
+
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let rules = VetoRules::new(fp, TemplateVetoOptions::default()).unwrap();
+    let page = format!("{big_ad}\n|+---|-----+  |\n{small_ad}\n");
+    assert!(!rules.body_is_own(&page, &[40, 1, 4], &[40, 1, 4]));
+    assert!(
+        rules.body_is_own(&page, &[40, 1, 2], &[40, 1, 2]),
+        "ad held by two"
+    );
+    let short = format!("{big_ad}\nnr_run\n");
+    assert!(
+        rules.body_is_own(&short, &[40, 0], &[40, 0]),
+        "line too short to count"
     );
 }

@@ -1,0 +1,190 @@
+//! [`TemplateVeto`]: the veto over a batch corpus, as a [`Detector`] wrapping another — line
+//! counts of every text read, the distinct parts and bodies of the documents inserted.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::RwLock;
+
+use super::{DistinctPart, TemplateSketch, TemplateVetoOptions, VetoRules};
+use crate::detect::{compare_verdicts, Detector, Verdict};
+use crate::error::Result;
+use crate::fingerprint::Fingerprinter;
+use crate::hash::{xxh3, FastBuild};
+
+/// Wraps a detector to veto matches that rest only on a shared template (see module docs).
+#[derive(Debug)]
+pub struct TemplateVeto<D: Detector> {
+    inner: D,
+    rules: VetoRules,
+    /// Line key → how many documents read so far hold it.
+    lines: RwLock<HashMap<u64, u32, FastBuild>>,
+    /// Digests of the texts counted (a text read twice is counted once).
+    counted: RwLock<HashSet<u64, FastBuild>>,
+    /// Each inserted document's distinct part.
+    parts: Vec<Option<DistinctPart>>,
+    /// Inserted documents' bodies ([`TemplateVeto::with_body_index`]); `None`: bodies are
+    /// only searched.
+    bodies: Option<D>,
+}
+
+impl<D: Detector> TemplateVeto<D> {
+    /// Wraps `inner`; `fp` must be the fingerprinter `inner` normalises with.
+    ///
+    /// # Errors
+    /// [`Error::Config`](crate::Error::Config) when an option is out of range.
+    pub fn new(inner: D, fp: Fingerprinter, opts: TemplateVetoOptions) -> Result<Self> {
+        Ok(TemplateVeto {
+            inner,
+            rules: VetoRules::new(fp, opts)?,
+            lines: RwLock::new(HashMap::default()),
+            counted: RwLock::new(HashSet::default()),
+            parts: Vec::new(),
+            bodies: None,
+        })
+    }
+
+    /// Like [`new`](Self::new), and an inserted document's body is indexed as well, in
+    /// `bodies` (an empty detector configured as `inner`): every search — the whole text's,
+    /// then, when it finds nothing, the body's — looks among both the whole texts and the
+    /// bodies. A post stored in a page template is then found by its bare copy, not only the
+    /// other way round. Only bodies that hold lines of their own are indexed
+    /// ([`VetoRules::body_is_own`]). `neardup dedup`'s default (docs/quality.md); the online
+    /// engine indexes whole texts only.
+    ///
+    /// # Errors
+    /// [`Error::Config`](crate::Error::Config) when an option is out of range.
+    pub fn with_body_index(
+        inner: D,
+        bodies: D,
+        fp: Fingerprinter,
+        opts: TemplateVetoOptions,
+    ) -> Result<Self> {
+        let mut veto = TemplateVeto::new(inner, fp, opts)?;
+        veto.bodies = Some(bodies);
+        Ok(veto)
+    }
+
+    /// The wrapped detector.
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    /// The rules applied.
+    pub fn rules(&self) -> &VetoRules {
+        &self.rules
+    }
+}
+
+impl<D: Detector> Detector for TemplateVeto<D> {
+    type Sketch = TemplateSketch<D::Sketch>;
+
+    fn name(&self) -> String {
+        format!("{}+template", self.inner.name())
+    }
+
+    fn observe_batch(&self, texts: &[&str]) {
+        self.inner.observe_batch(texts);
+        let mut counts = self.lines.write().unwrap_or_else(|e| e.into_inner());
+        let mut counted = self.counted.write().unwrap_or_else(|e| e.into_inner());
+        for t in texts {
+            if !counted.insert(xxh3(t.as_bytes())) {
+                continue;
+            }
+            for k in self.rules.counted_lines(t) {
+                *counts.entry(k).or_insert(0) += 1;
+            }
+        }
+    }
+
+    fn sketch(&self, text: &str) -> Result<Self::Sketch> {
+        let (line_docs, template_docs): (Vec<u32>, Vec<u32>) = {
+            let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
+            let n = |k: u64| counts.get(&k).copied().unwrap_or(0);
+            self.rules
+                .line_keys(text)
+                .into_iter()
+                .map(|k| k.map_or((0, 0), |k| (n(k.exact), n(k.template))))
+                .unzip()
+        };
+        let inner = self.inner.sketch(text)?;
+        // Before the body is sketched: the normaliser still remembers the whole text.
+        let distinct = self.rules.distinct_part(text, &line_docs);
+        let body = match self.rules.body(text, &template_docs) {
+            Some(b) => Some(self.inner.sketch(&b)?),
+            None => None,
+        };
+        let index_body = body.is_some()
+            && self.bodies.is_some()
+            && self.rules.body_is_own(text, &line_docs, &template_docs);
+        Ok(TemplateSketch {
+            inner,
+            body,
+            index_body,
+            distinct,
+        })
+    }
+
+    fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict> {
+        let vetted = |mut found: Vec<Verdict>| {
+            if sketch.distinct.is_some() {
+                found.retain(|v| {
+                    let theirs = self.parts.get(v.of as usize).and_then(Option::as_ref);
+                    self.rules.stands(v, sketch.distinct.as_ref(), theirs)
+                });
+            }
+            found
+        };
+        // Among the whole texts, then the bodies; a document found by both keeps the better.
+        let search = |s: &D::Sketch| {
+            let mut found = vetted(self.inner.find(s));
+            for v in self
+                .bodies
+                .as_ref()
+                .map(|b| vetted(b.find(s)))
+                .unwrap_or_default()
+            {
+                match found.iter_mut().find(|o| o.of == v.of) {
+                    Some(o) => {
+                        let arrival = u64::from(v.of);
+                        if compare_verdicts(&v, arrival, o, arrival).is_lt() {
+                            *o = v;
+                        }
+                    }
+                    None => found.push(v),
+                }
+            }
+            found
+        };
+        let found = search(&sketch.inner);
+        match &sketch.body {
+            Some(body) if found.is_empty() => search(body),
+            _ => found,
+        }
+    }
+
+    fn insert(&mut self, doc: u32, sketch: Self::Sketch) {
+        let i = doc as usize;
+        if let Some(d) = &sketch.distinct {
+            if self.parts.len() <= i {
+                self.parts.resize(i + 1, None);
+            }
+            self.parts[i] = Some(d.kept());
+        }
+        if let (Some(bodies), Some(body), true) = (&mut self.bodies, sketch.body, sketch.index_body)
+        {
+            bodies.insert(doc, body);
+        }
+        self.inner.insert(doc, sketch.inner);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let lines = self.lines.read().map(|m| m.capacity() * 16).unwrap_or(0)
+            + self.counted.read().map(|m| m.capacity() * 8).unwrap_or(0);
+        let parts: usize = self
+            .parts
+            .iter()
+            .map(|p| p.as_ref().map_or(0, DistinctPart::heap_bytes) + 88)
+            .sum();
+        let bodies = self.bodies.as_ref().map_or(0, |b| b.heap_bytes());
+        self.inner.heap_bytes() + bodies + lines + parts
+    }
+}
