@@ -29,7 +29,7 @@
 //! `SPLIT_EVAL_SHARES=0.05,0.175,0.35` replaces the columns with the default searching the body
 //! from those template shares (`TemplateVetoOptions::strip_template_share`).
 //! `SPLIT_EVAL_BODY_INDEX=1` replaces the columns with the default against the default that
-//! searched a text's body but indexed only whole texts.
+//! searched a text's body but indexed only whole texts, and the online engine's default.
 //! `SPLIT_EVAL_BODY=1` replaces the columns with the default against the previous default
 //! (no body search, exact line keys), both in batch and through the online engine.
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
@@ -268,7 +268,7 @@ fn variants() -> Vec<Variant> {
     // index them.
     if std::env::var_os("SPLIT_EVAL_BODY_INDEX").is_some() {
         let t5 = with(&|p| p.minhash.lsh.threshold = 0.5);
-        return [false, true]
+        let mut v: Vec<Variant> = [false, true]
             .into_iter()
             .map(|body_index| Variant {
                 name: if body_index {
@@ -282,6 +282,14 @@ fn variants() -> Vec<Variant> {
                 body_index,
             })
             .collect();
+        v.push(Variant {
+            name: "online engine (`serve`), bodies indexed too, requests of 100".into(),
+            veto: Some(TemplateVetoOptions::default()),
+            policy: t5,
+            engine: Some(100),
+            body_index: false,
+        });
+        return v;
     }
     // `SPLIT_EVAL_BODY=1`: the default against the one before a text was searched by its body,
     // batch and online.

@@ -114,6 +114,17 @@ pub fn best_verdict(vs: &[Verdict]) -> Option<Verdict> {
         .min_by(|a, b| compare_verdicts(a, u64::from(a.of), b, u64::from(b.of)))
 }
 
+/// Adds `v` to `found`, or, when `found` holds a verdict of the same document (one found in
+/// two indexes, e.g. by its whole text and by its body), keeps the stronger of the two
+/// ([`compare_verdicts`]; `arrival`: that document's arrival order).
+pub fn keep_stronger(found: &mut Vec<Verdict>, v: Verdict, arrival: u64) {
+    match found.iter_mut().find(|o| o.of == v.of) {
+        Some(o) if compare_verdicts(&v, arrival, o, arrival).is_lt() => *o = v,
+        Some(_) => {}
+        None => found.push(v),
+    }
+}
+
 /// A near-duplicate decision procedure with an index of what it has seen.
 pub trait Detector: Send + Sync {
     /// What is computed per document.

@@ -24,6 +24,16 @@ pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
         "segments": cfg.segments,
         "max_docs": cfg.max_docs,
     });
+    // Bodies indexed with their documents (sketch encoding 5): recorded so that a directory
+    // whose documents were stored without (whose bodies are not in its index) is refused.
+    let bodies = matches!(cfg.detector, super::EngineDetector::Auto(_))
+        && cfg
+            .template_veto
+            .as_ref()
+            .is_some_and(|v| v.strip_template_share.is_some());
+    if bodies {
+        blob["template_veto_bodies"] = serde_json::json!("indexed");
+    }
     // 32-bit signature entries are recorded without `bits`, the form of the descriptor
     // before the key existed: such a directory opens with `bits` = 32 and is refused, by
     // name, with any other.
@@ -102,4 +112,34 @@ pub(super) fn check_id(id: &str) -> Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FingerprintConfig;
+
+    /// A directory written before bodies were indexed with their documents has none in its
+    /// index: it is refused, by name, rather than opened with bodies missing.
+    #[test]
+    fn directory_without_indexed_bodies_is_refused_by_name() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let now = config_blob(&fp, &EngineConfig::default());
+        let mut before: serde_json::Value = serde_json::from_str(&now).unwrap();
+        assert!(before
+            .as_object_mut()
+            .unwrap()
+            .remove("template_veto_bodies")
+            .is_some());
+        assert_eq!(
+            config_difference(before.to_string().as_bytes(), &now),
+            "template_veto_bodies: stored null, requested \"indexed\""
+        );
+        // Without the veto there are no bodies, and nothing is recorded.
+        let no_veto = EngineConfig {
+            template_veto: None,
+            ..EngineConfig::default()
+        };
+        assert!(!config_blob(&fp, &no_veto).contains("template_veto_bodies"));
+    }
 }

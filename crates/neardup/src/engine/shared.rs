@@ -177,6 +177,7 @@ impl Shared {
             Ok(DocSketch {
                 auto,
                 body: None,
+                index_body: false,
                 veto: None,
                 deferred: put_off.then(|| {
                     Box::new(Deferred {
@@ -229,6 +230,8 @@ impl Shared {
         let sketch = |(c, lines): &Job| match (c, lines) {
             (Content::Text(t), Some((keys, line_docs))) => {
                 let body = rules.body(t, &line_docs.template);
+                let index_body =
+                    body.is_some() && rules.body_is_own(t, &line_docs.exact, &line_docs.template);
                 let (auto, put_off) = a.sketcher.sketch_unless(t, known)?;
                 // The whole text was normalised last on this thread with the remembering
                 // normaliser: not again (before the body is).
@@ -240,6 +243,7 @@ impl Shared {
                 Ok(Key::Sketch(Box::new(DocSketch {
                     auto,
                     body: body_sketch,
+                    index_body,
                     veto: Some(veto::veto_sketch(
                         rules,
                         t,

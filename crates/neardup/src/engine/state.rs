@@ -154,7 +154,7 @@ impl Inner {
             .or_insert_with(|| Segment::new(head_layout));
         seg.sketches
             .get_or_insert_with(|| SketchIndex::new(make()))
-            .insert(handle, seq, sketch, blob);
+            .insert(handle, seq, sketch, blob, make);
         seg.live += 1;
     }
 

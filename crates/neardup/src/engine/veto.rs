@@ -296,6 +296,82 @@ mod tests {
         assert!(o.stored && o.decision == Decision::Unique, "{o:?}");
     }
 
+    /// Forty short posts, each cut in two by one ad line (a template: 40 pages hold it).
+    fn posts_cut_by_an_ad() -> (Vec<String>, Vec<String>) {
+        // Words of letters only (a cut through a number would change its digit runs).
+        let word = |i: usize| -> String {
+            let mut n = i * 7919 % 17_576 + 17_576;
+            let mut w = String::new();
+            while n > 0 {
+                w.push(char::from(b'a' + (n % 26) as u8));
+                n /= 26;
+            }
+            w
+        };
+        let words: Vec<String> = (0..400).map(word).collect();
+        let posts: Vec<String> = (0..40)
+            .map(|i| {
+                (0..8)
+                    .map(|j| words[(i * 8 + j) % 400].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let ad = "Sponsored: cloud servers from five dollars a month, start a free trial today.";
+        let pages = posts
+            .iter()
+            .map(|p| {
+                let cut = p.len() / 2;
+                format!("{}\n{ad}\n{}", &p[..cut], &p[cut..])
+            })
+            .collect();
+        (posts, pages)
+    }
+
+    /// Regression: bodies were searched, never indexed, so a post stored cut by an ad was not
+    /// found by its bare copy (which has no template line, so no body to search with). They
+    /// are indexed with their documents, and rebuilt from the log and from a snapshot.
+    #[test]
+    fn bare_posts_find_their_copies_stored_in_templates_across_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let (posts, pages) = posts_cut_by_an_ad();
+        let e = open(dir.path(), &clock);
+        let docs: Vec<Doc> = pages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Doc::text(format!("p{i}"), p.clone()))
+            .collect();
+        for r in e.check_and_insert_batch(docs) {
+            assert!(r.unwrap().stored);
+        }
+        let found = |e: &Engine| -> Vec<Vec<String>> {
+            posts
+                .iter()
+                .map(|p| {
+                    let q = e.query(&Content::Text(p.clone())).unwrap();
+                    q.hits.into_iter().map(|h| h.id).collect()
+                })
+                .collect()
+        };
+        let expected: Vec<Vec<String>> = (0..40).map(|i| vec![format!("p{i}")]).collect();
+        assert_eq!(found(&e), expected);
+        drop(e);
+        let e = open(dir.path(), &clock);
+        assert_eq!(found(&e), expected, "rebuilt from the log");
+        e.shutdown().unwrap();
+        drop(e);
+        let e = open(dir.path(), &clock);
+        assert_eq!(found(&e), expected, "rebuilt from the snapshot");
+        let o = e
+            .check_and_insert(Doc::text("bare", posts[3].clone()))
+            .unwrap();
+        assert!(
+            matches!(&o.decision, Decision::Duplicate { of, .. } if of == "p3"),
+            "{o:?}"
+        );
+    }
+
     /// The line counts follow the stored documents: duplicates add nothing, removal and expiry
     /// take their lines out, and a restart (from the log, or a snapshot and the log) rebuilds
     /// the same counts.

@@ -219,6 +219,8 @@ fn streaming_through_the_engine_gives_dedups_decisions() {
 /// engine must answer.
 struct OnlineVeto {
     inner: AutoDetector,
+    /// The stored documents' bodies that are indexed.
+    bodies: AutoDetector,
     rules: VetoRules,
     stored: std::collections::HashMap<u64, u32>,
     batch: std::sync::RwLock<std::collections::HashMap<u64, u32>>,
@@ -230,6 +232,8 @@ struct OnlineVeto {
 struct OnlineSketch {
     inner: neardup::policy::AutoSketch,
     body: Option<neardup::policy::AutoSketch>,
+    /// Whether the body is indexed when the document is stored.
+    index_body: bool,
     lines: Vec<u64>,
     had_repeats: bool,
     distinct_lines: Vec<u64>,
@@ -281,9 +285,11 @@ impl Detector for OnlineVeto {
             .collect();
         distinct_lines.sort_unstable();
         distinct_lines.dedup();
+        let index_body = body.is_some() && self.rules.body_is_own(text, &line_docs, &template_docs);
         Ok(OnlineSketch {
             inner,
             body,
+            index_body,
             lines: self.rules.counted_lines(text),
             had_repeats: line_docs.iter().any(|&n| n >= min),
             distinct_lines,
@@ -291,10 +297,18 @@ impl Detector for OnlineVeto {
         })
     }
     fn find(&self, s: &OnlineSketch) -> Vec<Verdict> {
-        // The whole text's matches, or when it has none, its body's.
-        let found = self.vetted(s, self.inner.find(&s.inner));
+        // The whole text's matches among the whole texts and the indexed bodies (a document
+        // found by both: the stronger), or when it has none, its body's.
+        let search = |q: &neardup::policy::AutoSketch| {
+            let mut found = self.inner.find(q);
+            for v in self.bodies.find(q) {
+                neardup::detect::keep_stronger(&mut found, v, u64::from(v.of));
+            }
+            self.vetted(s, found)
+        };
+        let found = search(&s.inner);
         match &s.body {
-            Some(body) if found.is_empty() => self.vetted(s, self.inner.find(body)),
+            Some(body) if found.is_empty() => search(body),
             _ => found,
         }
     }
@@ -340,6 +354,9 @@ impl OnlineVeto {
         if !s.had_repeats {
             self.unlearned.insert(doc, s.lines.clone());
         }
+        if let (Some(body), true) = (s.body, s.index_body) {
+            self.bodies.insert(doc, body);
+        }
         self.inner.insert(doc, s.inner);
     }
 }
@@ -373,6 +390,7 @@ fn streaming_through_the_engine_under_the_template_veto_gives_the_online_rules_d
     };
     let mut dd = neardup::dedup::Deduper::new(OnlineVeto {
         inner: AutoDetector::new(fp.clone(), policy.clone()).unwrap(),
+        bodies: AutoDetector::new(fp.clone(), policy.clone()).unwrap(),
         rules: VetoRules::new(fp.clone(), TemplateVetoOptions::default()).unwrap(),
         stored: Default::default(),
         batch: Default::default(),

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 
 use super::{DistinctPart, TemplateSketch, TemplateVetoOptions, VetoRules};
-use crate::detect::{compare_verdicts, Detector, Verdict};
+use crate::detect::{keep_stronger, Detector, Verdict};
 use crate::error::Result;
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
@@ -133,26 +133,13 @@ impl<D: Detector> Detector for TemplateVeto<D> {
             }
             found
         };
-        // Among the whole texts, then the bodies; a document found by both keeps the better.
+        // Among the whole texts and the bodies (a document found by both: the stronger).
         let search = |s: &D::Sketch| {
-            let mut found = vetted(self.inner.find(s));
-            for v in self
-                .bodies
-                .as_ref()
-                .map(|b| vetted(b.find(s)))
-                .unwrap_or_default()
-            {
-                match found.iter_mut().find(|o| o.of == v.of) {
-                    Some(o) => {
-                        let arrival = u64::from(v.of);
-                        if compare_verdicts(&v, arrival, o, arrival).is_lt() {
-                            *o = v;
-                        }
-                    }
-                    None => found.push(v),
-                }
+            let mut found = self.inner.find(s);
+            for v in self.bodies.as_ref().map(|b| b.find(s)).unwrap_or_default() {
+                keep_stronger(&mut found, v, u64::from(v.of));
             }
-            found
+            vetted(found)
         };
         let found = search(&sketch.inner);
         match &sketch.body {

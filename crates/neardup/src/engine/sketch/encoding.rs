@@ -1,6 +1,6 @@
 //! The encoding of a document's sketch in log records, snapshots and Redis entries.
 //!
-//! Encoding, version 4 (every integer little endian):
+//! Encoding, version 5 (every integer little endian):
 //! `4 u8 | exact u128 | chars u32 | flags u8` then, by flag,
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | keys u64×n`;
 //! `simhash` (2): `u64`;
@@ -13,8 +13,11 @@
 //! document's counted lines, sorted, and whether any was repeated when it was stored;
 //! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
 //! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
-//! part, each `complete u8 | n u16 | u32×n`.
-//! Version 3 wrote every signature entry as `u32` without `width`; it is read.
+//! part, each `complete u8 | n u16 | u32×n`;
+//! then, with `lines`, `body u8`: with 1 the document's indexed body follows as the whole is
+//! written (`exact u128 | chars u32 | flags u8` with only the `short`, `simhash`, `minhash`
+//! and `shingles` bits, then those parts).
+//! Version 4 is version 5 without `body`; it is read (no body is indexed). Version 3 wrote every signature entry as `u32` without `width`; it is read.
 //! Version 2 also wrote the band keys after the signature (`m u16 | keys u64×m`); it is read,
 //! its keys kept. Version 1 differs from version 2 only in the `distinct` part (32-bit slots,
 //! 64-bit samples): a version 1 sketch without one is read as version 2; one with it is refused
@@ -31,7 +34,9 @@ use crate::shorttext::ShortSketch;
 use crate::template_veto::DistinctPart;
 
 /// The version this build writes.
-pub(super) const VERSION: u8 = 4;
+pub(super) const VERSION: u8 = 5;
+/// Version 5 without the indexed body; read.
+pub(super) const VERSION_4: u8 = 4;
 /// Version 4's layout with 32-bit signature entries and no `width`; read.
 pub(super) const VERSION_3: u8 = 3;
 /// The layout of version 3 with the band keys written after the signature; read.
@@ -63,64 +68,15 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
         d.deferred.is_none(),
         "a put-off sketch is completed before it is encoded"
     );
-    let s = &d.auto;
     out.push(version);
-    out.extend_from_slice(&s.exact.to_le_bytes());
-    out.extend_from_slice(&(s.chars.min(u32::MAX as usize) as u32).to_le_bytes());
     let mut flags = 0;
-    if s.short.is_some() {
-        flags |= SHORT;
-    }
-    if s.simhash.is_some() {
-        flags |= SIMHASH;
-    }
-    if let Some(m) = &s.minhash {
-        flags |= if strip { STRIPPED } else { MINHASH };
-        if m.shingles.is_some() {
-            flags |= SHINGLES;
-        }
-    }
     if let Some(v) = &d.veto {
         flags |= LINES;
         if v.part.is_some() {
             flags |= if hold { HELD } else { DISTINCT };
         }
     }
-    out.push(flags);
-    if let Some(sh) = &s.short {
-        out.extend_from_slice(&sh.chars.to_le_bytes());
-        out.push(u8::from(sh.han));
-        out.extend_from_slice(&(sh.text.len() as u32).to_le_bytes());
-        out.extend_from_slice(sh.text.as_bytes());
-        keys(out, &sh.keys);
-    }
-    if let Some(h) = s.simhash {
-        out.extend_from_slice(&h.to_le_bytes());
-    }
-    if let Some(m) = s.minhash.as_ref().filter(|_| !strip) {
-        out.extend_from_slice(&(m.signature.len() as u16).to_le_bytes());
-        let width = match m.signature.iter().max() {
-            _ if version < VERSION => 4,
-            Some(&v) if v > u16::MAX as u32 => 4,
-            Some(&v) if v > u8::MAX as u32 => 2,
-            _ => 1,
-        };
-        if version >= VERSION {
-            out.push(width as u8);
-        }
-        for v in &m.signature {
-            out.extend_from_slice(&v.to_le_bytes()[..width]);
-        }
-        if version <= VERSION_2 {
-            keys(out, &m.keys);
-        }
-        if let Some(set) = &m.shingles {
-            out.extend_from_slice(&(set.len() as u32).to_le_bytes());
-            for v in set {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-    }
+    write_auto(out, &d.auto, flags, strip, version);
     if let Some(v) = &d.veto {
         out.extend_from_slice(&(v.lines.len() as u32).to_le_bytes());
         for k in &v.lines {
@@ -141,6 +97,69 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
                         out.extend_from_slice(&h.to_le_bytes());
                     }
                 }
+            }
+        }
+        if version >= VERSION {
+            match d.body.as_ref().filter(|_| d.index_body) {
+                Some(b) => {
+                    out.push(1);
+                    write_auto(out, b, 0, false, version);
+                }
+                None => out.push(0),
+            }
+        }
+    }
+}
+
+/// Writes an `auto` sketch: `exact u128 | chars u32 | flags u8` (`flags` with the bits of its
+/// parts added) and its parts.
+fn write_auto(out: &mut Vec<u8>, s: &AutoSketch, mut flags: u8, strip: bool, version: u8) {
+    out.extend_from_slice(&s.exact.to_le_bytes());
+    out.extend_from_slice(&(s.chars.min(u32::MAX as usize) as u32).to_le_bytes());
+    if s.short.is_some() {
+        flags |= SHORT;
+    }
+    if s.simhash.is_some() {
+        flags |= SIMHASH;
+    }
+    if let Some(m) = &s.minhash {
+        flags |= if strip { STRIPPED } else { MINHASH };
+        if m.shingles.is_some() {
+            flags |= SHINGLES;
+        }
+    }
+    out.push(flags);
+    if let Some(sh) = &s.short {
+        out.extend_from_slice(&sh.chars.to_le_bytes());
+        out.push(u8::from(sh.han));
+        out.extend_from_slice(&(sh.text.len() as u32).to_le_bytes());
+        out.extend_from_slice(sh.text.as_bytes());
+        keys(out, &sh.keys);
+    }
+    if let Some(h) = s.simhash {
+        out.extend_from_slice(&h.to_le_bytes());
+    }
+    if let Some(m) = s.minhash.as_ref().filter(|_| !strip) {
+        out.extend_from_slice(&(m.signature.len() as u16).to_le_bytes());
+        let width = match m.signature.iter().max() {
+            _ if version < VERSION_4 => 4,
+            Some(&v) if v > u16::MAX as u32 => 4,
+            Some(&v) if v > u8::MAX as u32 => 2,
+            _ => 1,
+        };
+        if version >= VERSION_4 {
+            out.push(width as u8);
+        }
+        for v in &m.signature {
+            out.extend_from_slice(&v.to_le_bytes()[..width]);
+        }
+        if version <= VERSION_2 {
+            keys(out, &m.keys);
+        }
+        if let Some(set) = &m.shingles {
+            out.extend_from_slice(&(set.len() as u32).to_le_bytes());
+            for v in set {
+                out.extend_from_slice(&v.to_le_bytes());
             }
         }
     }
@@ -212,7 +231,7 @@ pub(in crate::engine) fn decode(b: &[u8]) -> Result<DocSketch, String> {
 pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
-    if ![VERSION, VERSION_3, VERSION_2, VERSION_1].contains(&v) {
+    if ![VERSION, VERSION_4, VERSION_3, VERSION_2, VERSION_1].contains(&v) {
         return Err(format!(
             "sketch encoding version {v}, this build reads version {VERSION}"
         ));
@@ -238,69 +257,7 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
             ));
         }
     }
-    if flags & SHINGLES != 0 && flags & (MINHASH | STRIPPED) == 0 {
-        return Err(format!(
-            "sketch flags {flags:#04x}: shingles without MinHash"
-        ));
-    }
-    let short = if flags & SHORT != 0 {
-        let chars = r.u32()?;
-        let han = r.u8()? != 0;
-        let len = r.u32()? as usize;
-        let text = std::str::from_utf8(r.take(len)?)
-            .map_err(|_| "short-text sketch is not UTF-8".to_string())?;
-        let keys = r.keys()?;
-        Some(ShortSketch {
-            text: text.into(),
-            chars,
-            han,
-            keys,
-        })
-    } else {
-        None
-    };
-    let simhash = if flags & SIMHASH != 0 {
-        Some(r.u64()?)
-    } else {
-        None
-    };
-    let minhash = if flags & MINHASH != 0 {
-        let n = r.u16()? as usize;
-        let width = if v >= VERSION { r.u8()? as usize } else { 4 };
-        if ![1, 2, 4].contains(&width) {
-            return Err(format!(
-                "signature entries of {width} bytes; 1, 2 or 4 are written"
-            ));
-        }
-        let signature = r
-            .take(n * width)?
-            .chunks_exact(width)
-            .map(|b| {
-                let mut v = [0u8; 4];
-                v[..width].copy_from_slice(b);
-                u32::from_le_bytes(v)
-            })
-            .collect::<Vec<_>>();
-        // Versions 3 and 4 leave the keys to the index (`MinHashSketch::keys` empty).
-        let keys = if v <= VERSION_2 {
-            r.keys()?
-        } else {
-            Vec::new()
-        };
-        let shingles = if flags & SHINGLES != 0 {
-            let n = r.u32()? as usize;
-            Some((0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?)
-        } else {
-            None
-        };
-        Some(MinHashSketch {
-            signature,
-            keys,
-            shingles,
-        })
-    } else {
-        None
-    };
+    let auto = read_auto(&mut r, v, exact, chars, flags)?;
     let veto = if flags & LINES != 0 {
         let n = r.u32()? as usize;
         let lines = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
@@ -346,19 +303,111 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     } else {
         None
     };
+    let body = if v >= VERSION && veto.is_some() {
+        match r.u8()? {
+            0 => None,
+            1 => {
+                let exact = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
+                let chars = r.u32()? as usize;
+                let flags = r.u8()?;
+                if flags & !(SHORT | SIMHASH | MINHASH | SHINGLES) != 0 {
+                    return Err(format!("body flags {flags:#04x}: a body has no such part"));
+                }
+                Some(read_auto(&mut r, v, exact, chars, flags)?)
+            }
+            x => return Err(format!("body flag {x}")),
+        }
+    } else {
+        None
+    };
     if r.at != b.len() {
         return Err(format!("{} bytes after the sketch", b.len() - r.at));
     }
     Ok(DocSketch {
-        body: None,
-        auto: AutoSketch {
-            exact,
-            chars,
-            short,
-            simhash,
-            minhash,
-        },
+        index_body: body.is_some(),
+        body,
+        auto,
         veto,
         deferred: None,
+    })
+}
+
+/// The parts of an `auto` sketch (after its `flags`), in an encoding of version `v`.
+fn read_auto(
+    r: &mut Reader<'_>,
+    v: u8,
+    exact: u128,
+    chars: usize,
+    flags: u8,
+) -> Result<AutoSketch, String> {
+    if flags & SHINGLES != 0 && flags & (MINHASH | STRIPPED) == 0 {
+        return Err(format!(
+            "sketch flags {flags:#04x}: shingles without MinHash"
+        ));
+    }
+    let short = if flags & SHORT != 0 {
+        let chars = r.u32()?;
+        let han = r.u8()? != 0;
+        let len = r.u32()? as usize;
+        let text = std::str::from_utf8(r.take(len)?)
+            .map_err(|_| "short-text sketch is not UTF-8".to_string())?;
+        let keys = r.keys()?;
+        Some(ShortSketch {
+            text: text.into(),
+            chars,
+            han,
+            keys,
+        })
+    } else {
+        None
+    };
+    let simhash = if flags & SIMHASH != 0 {
+        Some(r.u64()?)
+    } else {
+        None
+    };
+    let minhash = if flags & MINHASH != 0 {
+        let n = r.u16()? as usize;
+        let width = if v >= VERSION_4 { r.u8()? as usize } else { 4 };
+        if ![1, 2, 4].contains(&width) {
+            return Err(format!(
+                "signature entries of {width} bytes; 1, 2 or 4 are written"
+            ));
+        }
+        let signature = r
+            .take(n * width)?
+            .chunks_exact(width)
+            .map(|b| {
+                let mut v = [0u8; 4];
+                v[..width].copy_from_slice(b);
+                u32::from_le_bytes(v)
+            })
+            .collect::<Vec<_>>();
+        // Versions 3 and 4 leave the keys to the index (`MinHashSketch::keys` empty).
+        let keys = if v <= VERSION_2 {
+            r.keys()?
+        } else {
+            Vec::new()
+        };
+        let shingles = if flags & SHINGLES != 0 {
+            let n = r.u32()? as usize;
+            Some((0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?)
+        } else {
+            None
+        };
+        Some(MinHashSketch {
+            signature,
+            keys,
+            shingles,
+        })
+    } else {
+        None
+    };
+    Ok(AutoSketch {
+        exact,
+        chars,
+        short,
+        simhash,
+        minhash,
     })
 }

@@ -2,7 +2,7 @@
 //! ([`DocSketch`]), its encoding in log records and snapshots ([`encoding`]), and the
 //! per-segment index that answers with them ([`SketchIndex`]).
 
-use crate::detect::{compare_verdicts, Detector, Verdict};
+use crate::detect::{compare_verdicts, keep_stronger, Detector, Verdict};
 use crate::policy::{AutoDetector, AutoSketch};
 use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, VetoRules};
 
@@ -17,8 +17,11 @@ use encoding::{decode_any, encode_with, HELD, STRIPPED, VERSION};
 pub(super) struct DocSketch {
     pub(super) auto: AutoSketch,
     /// Under the template veto, the sketch of its body ([`VetoRules::body`]) when it has one:
-    /// searched when the whole text finds no live match; never indexed, never encoded.
+    /// searched when the whole text finds no live match.
     pub(super) body: Option<AutoSketch>,
+    /// Whether the body is indexed, and encoded, with the document
+    /// ([`VetoRules::body_is_own`]).
+    pub(super) index_body: bool,
     pub(super) veto: Option<VetoSketch>,
     /// Set when the costly parts were put off (see [`Deferred`]): `auto` then has no long-path
     /// sketch, `veto` no distinct part. Never encoded, never indexed.
@@ -65,11 +68,15 @@ pub(super) struct VetoSketch {
 }
 
 /// One time segment's `auto` index: the detector (documents numbered by their position in the
-/// segment), each position's slab handle and arrival sequence (the LSN of its insert record:
-/// a handle may be reused after its document is gone, a sequence never), and the encoded
-/// sketches for snapshots.
+/// segment) and, under the template veto, a second one for the bodies indexed with them; each
+/// position's slab handle and arrival sequence (the LSN of its insert record: a handle may be
+/// reused after its document is gone, a sequence never), and the encoded sketches for
+/// snapshots.
 pub(super) struct SketchIndex {
     det: AutoDetector,
+    /// The documents' bodies ([`DocSketch::index_body`]), by the same positions; made with the
+    /// first.
+    bodies: Option<AutoDetector>,
     /// Each position's distinct part under the template veto (empty without it).
     parts: Vec<Option<Box<DistinctPart>>>,
     /// Under the template veto, the positions whose document had no repeated line when it
@@ -85,6 +92,7 @@ impl SketchIndex {
     pub(super) fn new(det: AutoDetector) -> SketchIndex {
         SketchIndex {
             det,
+            bodies: None,
             parts: Vec::new(),
             unlearned: Vec::new(),
             handles: Vec::new(),
@@ -106,10 +114,18 @@ impl SketchIndex {
         self.ends.reserve(documents);
     }
 
-    /// Adds a document. Its encoded sketch is kept for snapshots — without the MinHash
+    /// Adds a document, and its body when it is indexed (into a detector `make` makes for the
+    /// segment's first). Its encoded sketch is kept for snapshots — without the MinHash
     /// signature and band keys when the detector keeps the signature (it gives them back), and
     /// without the distinct part (the index holds it).
-    pub(super) fn insert(&mut self, handle: u32, seq: u64, mut sketch: DocSketch, blob: &[u8]) {
+    pub(super) fn insert(
+        &mut self,
+        handle: u32,
+        seq: u64,
+        mut sketch: DocSketch,
+        blob: &[u8],
+        make: &dyn Fn() -> AutoDetector,
+    ) {
         let pos = self.handles.len() as u32;
         let strip = sketch
             .auto
@@ -127,6 +143,9 @@ impl SketchIndex {
             self.parts.push(v.part.take().map(Box::new));
             self.unlearned.resize(pos as usize, false);
             self.unlearned.push(!v.had_repeats);
+        }
+        if let Some(body) = sketch.body.take().filter(|_| sketch.index_body) {
+            self.bodies.get_or_insert_with(make).insert(pos, body);
         }
         self.det.insert(pos, sketch.auto);
         self.handles.push(handle);
@@ -185,9 +204,9 @@ impl SketchIndex {
             .or_else(|| self.seqs.iter().position(|&s| s == seq))
     }
 
-    /// Every indexed document the sketch (its body's when `by_body`) is a near-duplicate of, as
-    /// `(verdict with `of` = its handle, its sequence)`; the caller checks that the handle still
-    /// holds that sequence.
+    /// Every indexed document the sketch (its body's when `by_body`) is a near-duplicate of, by
+    /// its whole text or its indexed body (the stronger when both), as `(verdict with `of` =
+    /// its handle, its sequence)`; the caller checks that the handle still holds that sequence.
     /// Under the template veto (`rules`; `repeated(k)`: whether line `k` is repeated now),
     /// matches it vetoes are left out.
     pub(super) fn find(
@@ -204,7 +223,14 @@ impl SketchIndex {
         } else {
             Some(&s.auto)
         };
-        for v in query.map(|q| self.det.find(q)).unwrap_or_default() {
+        let Some(q) = query else {
+            return;
+        };
+        let mut found = self.det.find(q);
+        for v in self.bodies.as_ref().map(|b| b.find(q)).unwrap_or_default() {
+            keep_stronger(&mut found, v, self.seqs[v.of as usize]);
+        }
+        for v in found {
             let pos = v.of as usize;
             if let (Some(r), Some(_), Some(veto)) = (rules, mine, &s.veto) {
                 let unlearned = self.unlearned.get(pos).copied().unwrap_or(false);
@@ -232,6 +258,7 @@ impl SketchIndex {
 
     pub(super) fn heap_bytes(&self) -> usize {
         self.det.heap_bytes()
+            + self.bodies.as_ref().map_or(0, |b| b.heap_bytes())
             + self.parts.capacity() * 8
             + self.unlearned.capacity()
             + self

@@ -1,6 +1,6 @@
 //! The sketch encoding and the per-segment index, against what they were given.
 
-use super::encoding::{VERSION_1, VERSION_2, VERSION_3};
+use super::encoding::{VERSION_1, VERSION_2, VERSION_3, VERSION_4};
 use super::*;
 use crate::detect::containment::{BottomK, PackedBottomK};
 use crate::detect::Stage;
@@ -16,7 +16,7 @@ fn texts() -> Vec<String> {
 }
 
 /// Sketches of `texts()`, each without and with the veto's parts (lines only; lines and a
-/// distinct part with and without guard samples).
+/// distinct part with and without guard samples; lines and an indexed body).
 fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
     let set: Vec<u32> = (0..300u32).map(|i| i * 7919).collect();
     let mut out = Vec::new();
@@ -24,12 +24,14 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
         let auto = det.sketch(&t).unwrap();
         out.push(DocSketch {
             body: None,
+            index_body: false,
             auto: auto.clone(),
             veto: None,
             deferred: None,
         });
         out.push(DocSketch {
             body: None,
+            index_body: false,
             auto: auto.clone(),
             veto: Some(VetoSketch {
                 lines: vec![3, 5, 8],
@@ -47,6 +49,7 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
         ] {
             out.push(DocSketch {
                 body: None,
+                index_body: false,
                 auto: auto.clone(),
                 veto: Some(VetoSketch {
                     lines: vec![1, 2],
@@ -62,8 +65,31 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
                 deferred: None,
             });
         }
+        out.push(DocSketch {
+            body: Some(
+                det.sketch(&t.chars().take(t.chars().count() / 2).collect::<String>())
+                    .unwrap(),
+            ),
+            index_body: true,
+            auto: auto.clone(),
+            veto: Some(VetoSketch {
+                lines: vec![4],
+                had_repeats: true,
+                ..VetoSketch::default()
+            }),
+            deferred: None,
+        });
     }
     out
+}
+
+/// What a sketch reads back as from an encoding before version 5: no indexed body.
+fn without_body(s: &DocSketch) -> DocSketch {
+    DocSketch {
+        body: None,
+        index_body: false,
+        ..s.clone()
+    }
 }
 
 #[test]
@@ -103,19 +129,24 @@ fn a_guard_sample_out_of_order_is_refused() {
     let mut b = Vec::new();
     encode(&with_samples, &mut b);
     assert_eq!(decode(&b).unwrap(), without_band_keys(&with_samples));
-    // The encoding ends with the distinct part's sample: its last two hashes swapped.
+    // The encoding ends with the distinct part's sample, then the body's flag (0): the
+    // sample's last two hashes swapped.
+    assert_eq!(b.pop(), Some(0));
     let n = b.len();
     let (last, before) = (b[n - 4..].to_vec(), b[n - 8..n - 4].to_vec());
     b[n - 8..n - 4].copy_from_slice(&last);
     b[n - 4..].copy_from_slice(&before);
+    b.push(0);
     assert!(decode(&b).unwrap_err().contains("not ascending"));
 }
 
 /// What a stored sketch reads back as: its band keys are left to the index.
 fn without_band_keys(s: &DocSketch) -> DocSketch {
     let mut s = s.clone();
-    if let Some(m) = s.auto.minhash.as_mut() {
-        m.keys.clear();
+    for a in std::iter::once(&mut s.auto).chain(s.body.as_mut()) {
+        if let Some(m) = a.minhash.as_mut() {
+            m.keys.clear();
+        }
     }
     s
 }
@@ -131,7 +162,7 @@ fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
     for s in &all {
         let mut b = Vec::new();
         encode_with(s, &mut b, false, false, VERSION_2);
-        assert_eq!(&decode(&b).unwrap(), s);
+        assert_eq!(decode(&b).unwrap(), without_body(s));
         let mut b3 = Vec::new();
         encode_with(s, &mut b3, false, false, VERSION_3);
         if let Some(m) = &s.auto.minhash {
@@ -150,21 +181,22 @@ fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
         for s in sketches(&det).iter().filter(|s| s.auto.minhash.is_some()) {
             let (mut b3, mut b4) = (Vec::new(), Vec::new());
             encode_with(s, &mut b3, false, false, VERSION_3);
-            encode(s, &mut b4);
+            encode_with(s, &mut b4, false, false, VERSION_4);
             let n = s.auto.minhash.as_ref().unwrap().signature.len();
             assert_eq!(b4.len(), b3.len() + 1 - (4 - width) * n);
-            assert_eq!(decode(&b3).unwrap(), without_band_keys(s));
-            assert_eq!(decode(&b4).unwrap(), without_band_keys(s));
+            let read = without_band_keys(&without_body(s));
+            assert_eq!(decode(&b3).unwrap(), read);
+            assert_eq!(decode(&b4).unwrap(), read);
         }
     }
-    let mut with =
-        SketchIndex::new(AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap());
-    let mut without = SketchIndex::new(AutoDetector::new(fp, PolicyOptions::default()).unwrap());
+    let make = || AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let mut with = SketchIndex::new(make());
+    let mut without = SketchIndex::new(make());
     for (i, s) in all.iter().enumerate() {
         let mut b = Vec::new();
         encode(s, &mut b);
-        with.insert(i as u32, i as u64, s.clone(), &b);
-        without.insert(i as u32, i as u64, decode(&b).unwrap(), &b);
+        with.insert(i as u32, i as u64, s.clone(), &b, &make);
+        without.insert(i as u32, i as u64, decode(&b).unwrap(), &b, &make);
     }
     // Edited copies of the long texts: found by MinHash, not as exact copies.
     let mut found = 0;
@@ -172,6 +204,7 @@ fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
         let edited = t.replacen("lazy", "sleepy", 1).replacen("例子", "样子", 1);
         let q = DocSketch {
             body: None,
+            index_body: false,
             auto: det.sketch(&edited).unwrap(),
             veto: None,
             deferred: None,
@@ -200,7 +233,7 @@ fn version_1_sketches_with_a_distinct_part_are_refused_not_misread() {
         match decode(&b) {
             Ok(d) => {
                 assert!(!has_part);
-                assert_eq!(d, s);
+                assert_eq!(d, without_body(&s));
                 read += 1;
             }
             Err(e) => {
@@ -220,7 +253,8 @@ fn version_1_sketches_with_a_distinct_part_are_refused_not_misread() {
 fn index_gives_back_the_full_encoding() {
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
-    let mut idx = SketchIndex::new(AutoDetector::new(fp, PolicyOptions::default()).unwrap());
+    let make = || AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let mut idx = SketchIndex::new(make());
     let (mut blobs, mut left_out) = (Vec::new(), 0);
     for (i, s) in sketches(&det).into_iter().enumerate() {
         let mut b = Vec::new();
@@ -228,7 +262,7 @@ fn index_gives_back_the_full_encoding() {
         // `n u16 | width u8 | n` one-byte entries, and the distinct part.
         left_out += s.auto.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
         let lines = s.veto.as_ref().map(|v| v.lines.clone()).unwrap_or_default();
-        idx.insert(i as u32, i as u64, s, &b);
+        idx.insert(i as u32, i as u64, s, &b, &make);
         assert_eq!(idx.lines(i), lines);
         assert_eq!(idx.position(i as u64), Some(i));
         blobs.push(b);
