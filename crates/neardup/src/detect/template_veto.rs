@@ -1,7 +1,7 @@
 //! The template veto: different documents that share a long boilerplate template (a site's
 //! editor's notes, copyright lines, share prompts inside the article) are not near-duplicates.
 //!
-//! [`TemplateVeto`] wraps any [`Detector`]. Before each batch is sketched it counts, per line
+//! [`TemplateVeto`] wraps any [`Detector`](crate::detect::Detector). Before each batch is sketched it counts, per line
 //! (trimmed, at least [`TemplateVetoOptions::min_line_bytes`] bytes), how many documents seen so far
 //! contain it ([`Detector::observe_batch`](crate::detect::Detector::observe_batch)). A line found in at least
 //! [`TemplateVetoOptions::min_docs`] documents is *repeated*. A document's *distinct part* is its

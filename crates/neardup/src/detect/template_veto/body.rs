@@ -6,9 +6,9 @@ use super::VetoRules;
 use crate::features::is_alphanumeric;
 
 impl VetoRules {
-    /// The *body* of `text` ([`TemplateVetoOptions::strip_template_share`]): its lines held by
-    /// fewer than [`TemplateVetoOptions::template_docs`] documents (`template_docs[i]`: how
-    /// many hold line `i` by its [`LineKey::template`] key, 0 for a line too short to count).
+    /// The *body* of `text` ([`TemplateVetoOptions::strip_template_share`](super::TemplateVetoOptions::strip_template_share)): its lines held by
+    /// fewer than [`TemplateVetoOptions::template_docs`](super::TemplateVetoOptions::template_docs) documents (`template_docs[i]`: how
+    /// many hold line `i` by its [`LineKey::template`](super::LineKey::template) key, 0 for a line too short to count).
     /// `None` when the option is off, when the template lines hold less than the share of the
     /// text's letters and digits, or when nothing with a letter or digit is left.
     pub fn body(&self, text: &str, template_docs: &[u32]) -> Option<String> {
