@@ -117,6 +117,16 @@ pub fn best_verdict(vs: &[Verdict]) -> Option<Verdict> {
 /// Adds `v` to `found`, or, when `found` holds a verdict of the same document (one found in
 /// two indexes, e.g. by its whole text and by its body), keeps the stronger of the two
 /// ([`compare_verdicts`]; `arrival`: that document's arrival order).
+///
+/// ```
+/// use neardup::detect::{keep_stronger, Stage, Verdict};
+/// let v = |of, sim| Verdict { of, distance: None, similarity: Some(sim), stage: Stage::Minhash };
+/// let mut found = vec![v(3, 0.6)];
+/// keep_stronger(&mut found, v(3, 0.9), 3); // document 3 again, by its body: the stronger stays
+/// keep_stronger(&mut found, v(3, 0.7), 3);
+/// keep_stronger(&mut found, v(5, 0.5), 5); // another document is added
+/// assert_eq!(found, [v(3, 0.9), v(5, 0.5)]);
+/// ```
 pub fn keep_stronger(found: &mut Vec<Verdict>, v: Verdict, arrival: u64) {
     match found.iter_mut().find(|o| o.of == v.of) {
         Some(o) if compare_verdicts(&v, arrival, o, arrival).is_lt() => *o = v,
