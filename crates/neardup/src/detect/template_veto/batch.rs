@@ -47,8 +47,8 @@ impl<D: Detector> TemplateVeto<D> {
     /// then, when it finds nothing, the body's — looks among both the whole texts and the
     /// bodies. A post stored in a page template is then found by its bare copy, not only the
     /// other way round. Only bodies that hold lines of their own are indexed
-    /// ([`VetoRules::body_is_own`]). `neardup dedup`'s default (docs/quality.md); the online
-    /// engine indexes whole texts only.
+    /// ([`VetoRules::body_is_own`]). `neardup dedup`'s default, as the online engine's
+    /// (docs/quality.md).
     ///
     /// # Errors
     /// [`Error::Config`](crate::Error::Config) when an option is out of range.
