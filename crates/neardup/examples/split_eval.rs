@@ -28,6 +28,8 @@
 //! veto, the long path's signature entries kept at those bits.
 //! `SPLIT_EVAL_SHARES=0.05,0.175,0.35` replaces the columns with the default searching the body
 //! from those template shares (`TemplateVetoOptions::strip_template_share`).
+//! `SPLIT_EVAL_FALSE_LINKS=1` prints each decision that links documents of different planted
+//! groups (the kinds, the stage and similarity, both texts) to standard error.
 //! `SPLIT_EVAL_BODY_INDEX=1` replaces the columns with the default against the default that
 //! searched a text's body but indexed only whole texts, and the online engine's default.
 //! `SPLIT_EVAL_BODY=1` replaces the columns with the default against the previous default
@@ -113,9 +115,17 @@ struct Variant {
     body_index: bool,
 }
 
+/// A decision "document `doc` is a duplicate of `of`", by `stage` at `similarity`.
+struct Link {
+    doc: usize,
+    of: usize,
+    stage: neardup::detect::Stage,
+    similarity: Option<f64>,
+}
+
 /// The clusters of the online engine (the online rule: a duplicate joins its match's
-/// cluster) over `texts` sent in requests of `request` documents.
-fn engine_clusters(v: &Variant, texts: &[String], request: usize) -> Vec<u64> {
+/// cluster) over `texts` sent in requests of `request` documents, and its links.
+fn engine_clusters(v: &Variant, texts: &[String], request: usize) -> (Vec<u64>, Vec<Link>) {
     use neardup::engine::{
         Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
     };
@@ -131,6 +141,7 @@ fn engine_clusters(v: &Variant, texts: &[String], request: usize) -> Vec<u64> {
     let clock = std::sync::Arc::new(ManualClock::new(1_700_000_000_000));
     let e = Engine::open(dir.path(), fp, cfg, clock).unwrap();
     let mut out: Vec<u64> = Vec::with_capacity(texts.len());
+    let mut links = Vec::new();
     for (k, chunk) in texts.chunks(request).enumerate() {
         let docs = chunk
             .iter()
@@ -142,29 +153,56 @@ fn engine_clusters(v: &Variant, texts: &[String], request: usize) -> Vec<u64> {
             out.push(match r {
                 Ok(o) => match o.decision {
                     Decision::Unique => me,
-                    Decision::Duplicate { of, .. } => out[of.parse::<usize>().unwrap()],
+                    Decision::Duplicate {
+                        of,
+                        stage,
+                        similarity,
+                        ..
+                    } => {
+                        let of = of.parse::<usize>().unwrap();
+                        links.push(Link {
+                            doc: me as usize,
+                            of,
+                            stage,
+                            similarity,
+                        });
+                        out[of]
+                    }
                 },
                 Err(EngineError::Fingerprint(neardup::Error::EmptyDocument { .. })) => me,
                 Err(e) => panic!("{e}"),
             });
         }
     }
-    out
+    (out, links)
 }
 
-fn run<D: Detector>(det: D, texts: &[String]) -> Vec<u64> {
+fn run<D: Detector>(det: D, texts: &[String]) -> (Vec<u64>, Vec<Link>) {
     let mut dd = Deduper::with_linkage(det, Linkage::Kept);
     for chunk in texts.chunks(4096) {
         dd.push_batch(chunk).expect("sketches");
     }
-    dd.finish(Keep::First)
-        .outcomes
+    let outcomes = dd.finish(Keep::First).outcomes;
+    let links = outcomes
         .iter()
-        .map(|o| u64::from(o.cluster))
-        .collect()
+        .enumerate()
+        .filter_map(|(doc, o)| {
+            Some(Link {
+                doc,
+                of: o.matched? as usize,
+                stage: o.stage?,
+                similarity: o.similarity,
+            })
+        })
+        .collect();
+    (
+        outcomes.iter().map(|o| u64::from(o.cluster)).collect(),
+        links,
+    )
 }
 
-fn clusters(v: &Variant, texts: &[String]) -> Vec<u64> {
+/// The clusters a variant gives `texts`, and the links that made them.
+fn clusters(v: &Variant, texts: &[String]) -> (Vec<u64>, Vec<Link>) {
     if let Some(r) = v.engine {
         return engine_clusters(v, texts, r);
     }
@@ -183,6 +221,20 @@ fn clusters(v: &Variant, texts: &[String]) -> Vec<u64> {
         ),
         Some(o) => run(TemplateVeto::new(auto, fp, o.clone()).unwrap(), texts),
         None => run(auto, texts),
+    }
+}
+
+/// Prints (to standard error) each link between documents of different planted groups: the
+/// kinds, the stage and similarity, and both texts.
+fn false_links(set: &str, truth: &[Truth], texts: &[String], links: &[Link]) {
+    for l in links {
+        let (a, b) = (&truth[l.of], &truth[l.doc]);
+        if a.group != b.group {
+            eprintln!(
+                "false link in {set}: {:?} {} ← {:?} {}, {:?} {:?}\n  {:?}\n  {:?}",
+                a.kind, l.of, b.kind, l.doc, l.stage, l.similarity, texts[l.of], texts[l.doc]
+            );
+        }
     }
 }
 
@@ -488,7 +540,16 @@ fn main() {
                 let cells: Vec<String> = variants
                     .iter()
                     .map(|v| {
-                        let s = score(&truth, &clusters(v, &texts));
+                        let (c, links) = clusters(v, &texts);
+                        if std::env::var_os("SPLIT_EVAL_FALSE_LINKS").is_some() {
+                            false_links(
+                                &format!("{f} {fam} {seed}, {}", v.name),
+                                &truth,
+                                &texts,
+                                &links,
+                            );
+                        }
+                        let s = score(&truth, &c);
                         if std::env::var_os("SPLIT_EVAL_KINDS").is_some() {
                             eprintln!("{f} {fam} {seed} {}:\n{}", v.name, s.table());
                         }
@@ -527,7 +588,7 @@ fn main() {
         let texts: Vec<String> = docs.into_iter().map(|d| d.1).collect();
         let cells: Vec<String> = variants
             .iter()
-            .map(|v| fmt(&score(&truth, &clusters(v, &texts)).overall))
+            .map(|v| fmt(&score(&truth, &clusters(v, &texts).0).overall))
             .collect();
         println!("| {name} | {} | {} |", texts.len(), cells.join(" | "));
     }
