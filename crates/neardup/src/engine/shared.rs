@@ -314,6 +314,7 @@ impl Shared {
     /// has none, of its body (under the template veto).
     fn live_sketch_matches(&self, inner: &Inner, h: Horizon, s: &DocSketch) -> Vec<(Verdict, u64)> {
         let rules = self.auto.as_ref().and_then(|a| a.veto.as_ref());
+        let min_docs = rules.map_or(u32::MAX, |r| r.options().min_docs);
         let search = |by_body: bool| {
             let mut found = Vec::new();
             for (&sid, seg) in &inner.segments {
@@ -321,7 +322,6 @@ impl Shared {
                     continue;
                 }
                 if let Some(x) = &seg.sketches {
-                    let min_docs = rules.map_or(u32::MAX, |r| r.options().min_docs);
                     x.find(
                         s,
                         by_body,

@@ -24,6 +24,8 @@ pub struct TemplateVeto<D: Detector> {
     /// Inserted documents' bodies ([`TemplateVeto::with_body_index`]); `None`: bodies are
     /// only searched.
     bodies: Option<D>,
+    /// Whether a body was indexed yet (until then, searches skip `bodies`).
+    any_body: bool,
 }
 
 impl<D: Detector> TemplateVeto<D> {
@@ -39,6 +41,7 @@ impl<D: Detector> TemplateVeto<D> {
             counted: RwLock::new(HashSet::default()),
             parts: Vec::new(),
             bodies: None,
+            any_body: false,
         })
     }
 
@@ -136,7 +139,8 @@ impl<D: Detector> Detector for TemplateVeto<D> {
         // Among the whole texts and the bodies (a document found by both: the stronger).
         let search = |s: &D::Sketch| {
             let mut found = self.inner.find(s);
-            for v in self.bodies.as_ref().map(|b| b.find(s)).unwrap_or_default() {
+            let bodies = self.bodies.as_ref().filter(|_| self.any_body);
+            for v in bodies.map(|b| b.find(s)).unwrap_or_default() {
                 keep_stronger(&mut found, v, u64::from(v.of));
             }
             vetted(found)
@@ -159,6 +163,7 @@ impl<D: Detector> Detector for TemplateVeto<D> {
         if let (Some(bodies), Some(body), true) = (&mut self.bodies, sketch.body, sketch.index_body)
         {
             bodies.insert(doc, body);
+            self.any_body = true;
         }
         self.inner.insert(doc, sketch.inner);
     }
