@@ -34,6 +34,8 @@
 //! searched a text's body but indexed only whole texts, and the online engine's default.
 //! `SPLIT_EVAL_BODY=1` replaces the columns with the default against the previous default
 //! (no body search, exact line keys), both in batch and through the online engine.
+//! `SPLIT_EVAL_ONLINE=1,100` replaces the columns with the default in batch and the online
+//! engine in requests of those sizes.
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
 //! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
 //! `contained_above` values.
@@ -377,6 +379,28 @@ fn variants() -> Vec<Variant> {
                 body_index: false,
             },
         ];
+    }
+    // `SPLIT_EVAL_ONLINE=1,100`: the default in batch against the online engine in requests
+    // of those sizes.
+    if let Ok(rs) = std::env::var("SPLIT_EVAL_ONLINE") {
+        let t5 = with(&|p| p.minhash.lsh.threshold = 0.5);
+        let mut v = vec![Variant {
+            name: "`dedup` default".into(),
+            veto: Some(TemplateVetoOptions::default()),
+            policy: t5.clone(),
+            engine: None,
+            body_index: true,
+        }];
+        for r in rs.split(',').map(|x| x.parse::<usize>().unwrap()) {
+            v.push(Variant {
+                name: format!("online engine (`serve`), requests of {r}"),
+                veto: Some(TemplateVetoOptions::default()),
+                policy: t5.clone(),
+                engine: Some(r),
+                body_index: false,
+            });
+        }
+        return v;
     }
     // `SPLIT_EVAL_THRESHOLDS=0.4,0.45,0.55`: the default with other MinHash thresholds.
     if let Ok(ts) = std::env::var("SPLIT_EVAL_THRESHOLDS") {

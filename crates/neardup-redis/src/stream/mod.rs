@@ -3,7 +3,8 @@
 //!
 //! # What it owns
 //! - In Redis, under the key prefix `P` (`log.rs`): the Stream `{P}:log` of the engine's own
-//!   records (a document decided unique and stored, with its sketch; a removal), the position
+//!   records (a document decided unique and stored, with its sketch; under the template veto
+//!   the counted lines of a document answered duplicate; a removal), the position
 //!   of its last entry `{P}:last`, and the configuration `{P}:meta` that every instance must
 //!   share (the engine's configuration descriptor: detector and its options, fingerprint
 //!   options, retention, …).
@@ -16,11 +17,11 @@
 //!    instance's one decider task, which takes every queued batch in one round.
 //! 2. The decider decides them on its engine, as the embedded backend does (same detector,
 //!    same arrival rule), storing the unique ones.
-//! 3. One script call appends the stored documents' records **only if the Stream still ends
-//!    where this instance's applied position is** (the answers were decided on everything
-//!    before). It succeeds: the answers are released. Or someone appended first: the instance
-//!    takes its stored documents back out, applies the entries it missed, and decides the
-//!    batch again. A batch of duplicates only appends nothing, but the same call still confirms
+//! 3. One script call appends the stored documents' records (and the duplicates' counted
+//!    lines) **only if the Stream still ends where this instance's applied position is** (the
+//!    answers were decided on everything before). It succeeds: the answers are released. Or
+//!    someone appended first: the instance takes its stored documents and counted lines back
+//!    out, applies the entries it missed, and decides the batch again. A batch of duplicates only appends nothing, but the same call still confirms
 //!    that nothing was missed.
 //!
 //! # Invariants
@@ -458,11 +459,16 @@ impl Inner {
             let answers = self.engine.decide(docs.clone()).wait();
             let mut records = Vec::new();
             let mut stored = Vec::new();
+            let mut counted = Vec::new();
             for (d, a) in docs.iter().zip(&answers) {
                 if let Ok(o) = a {
                     if o.stored {
                         records.push(d.record(o.timestamp_ms));
                         stored.push(d.id.as_str());
+                    } else if let Some(r) = d.lines_record(o) {
+                        // A duplicate's lines count on every instance (the template veto).
+                        records.push(r.clone());
+                        counted.push(r);
                     }
                 }
             }
@@ -470,7 +476,13 @@ impl Inner {
             let appended = self.log.append(*at, &records, trim).await;
             if !matches!(appended, Ok(Appended::Done(_))) {
                 // Not in the log: take them back out before anything else is decided.
-                for r in self.engine.remove_batch(&stored) {
+                let taken_back = self.engine.take_back_lines(&counted);
+                for r in self
+                    .engine
+                    .remove_batch(&stored)
+                    .into_iter()
+                    .chain(std::iter::once(taken_back.map(|()| true)))
+                {
                     if let Err(e) = r {
                         let e = self.fail(format!("cannot take back a refused document: {e}"));
                         return docs.iter().map(|_| Err(unavailable(&e))).collect();

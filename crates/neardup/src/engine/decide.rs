@@ -154,7 +154,7 @@ impl Engine {
                     None => now,
                 };
                 let fingerprint = key.fingerprint();
-                let decided = {
+                let (decided, live) = {
                     let inner = sh.read();
                     let h = sh.horizon(&inner);
                     let same = inner
@@ -189,7 +189,7 @@ impl Engine {
                             }
                         }
                     };
-                    match found {
+                    let decided = match found {
                         Some((handle, distance, similarity, stage)) => Err(Decision::Duplicate {
                             of: inner.slab.id(handle).to_string(),
                             distance,
@@ -197,10 +197,22 @@ impl Engine {
                             stage,
                         }),
                         None => Ok(replicated || h.live(ts)),
-                    }
+                    };
+                    (decided, h.live(ts))
                 };
                 match decided {
                     Err(decision) => {
+                        // Under the template veto a duplicate's lines count as a stored
+                        // document's do (see `super::veto`), logged first.
+                        if let Some(lines) = counted_lines(&key, &decision).filter(|_| live) {
+                            let rec = records::encode_lines(ts, lines, false);
+                            if let Err(e) = sh.store.append(&rec) {
+                                out.push(Err(sh.fail(e)));
+                                continue;
+                            }
+                            sh.write()
+                                .observe(sh.segment_of(ts), lines, false, &sh.head_layout);
+                        }
                         any_dup = true;
                         sh.duplicates.fetch_add(1, Ordering::Relaxed);
                         out.push(Ok(Outcome {
@@ -264,6 +276,16 @@ impl Engine {
     }
 }
 
+/// The lines a duplicate answered with `decision` adds to the line counts, if any (under the
+/// template veto; [`super::veto::counts_lines`]).
+fn counted_lines<'k>(key: &'k Key, decision: &Decision) -> Option<&'k [u64]> {
+    let (Key::Sketch(s), Decision::Duplicate { stage, .. }) = (key, decision) else {
+        return None;
+    };
+    let v = s.veto.as_ref()?;
+    (super::veto::counts_lines(*stage) && !v.lines.is_empty()).then_some(v.lines.as_slice())
+}
+
 /// A validated, sketched document (from [`Engine::prepare`]).
 #[derive(Debug, Clone)]
 pub struct PreparedDoc {
@@ -278,6 +300,14 @@ impl PreparedDoc {
     /// Its simhash (simhash detector only).
     pub fn fingerprint(&self) -> Option<u64> {
         self.key.fingerprint()
+    }
+
+    /// The replication record of the lines its answer `outcome` counted (a duplicate under
+    /// the template veto; see [`Engine::apply_records`]), if it counted any: published beside
+    /// the stored documents' records, so that every instance counts them.
+    pub fn lines_record(&self, outcome: &Outcome) -> Option<Vec<u8>> {
+        counted_lines(&self.key, &outcome.decision)
+            .map(|l| records::encode_lines(outcome.timestamp_ms, l, false))
     }
 }
 

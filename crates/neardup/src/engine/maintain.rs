@@ -125,6 +125,12 @@ pub(super) fn expire(sh: &Shared) {
             }
         }
         let first_sketch = entries.len() - seg.sketches.as_ref().map_or(0, |x| x.len());
+        if !seg.observed.is_empty() {
+            let mut inner = sh.write();
+            for (&k, &n) in &seg.observed {
+                inner.lines.sub_n(k, n);
+            }
+        }
         drop(seg);
         for (c, chunk) in entries.chunks(LOCK_BATCH).enumerate() {
             let mut inner = sh.write();

@@ -476,7 +476,8 @@ impl Engine {
             s.runs += seg.runs.len() + usize::from(!seg.head.is_empty());
             s.index_bytes += seg.runs.iter().map(|r| r.heap_bytes() as u64).sum::<u64>()
                 + seg.head.heap_bytes() as u64
-                + seg.sketches.as_ref().map_or(0, |x| x.heap_bytes() as u64);
+                + seg.sketches.as_ref().map_or(0, |x| x.heap_bytes() as u64)
+                + seg.observed.capacity() as u64 * 13;
         }
         s.index_bytes += inner.lines.heap_bytes() as u64;
         s.record_bytes = (inner.slab.heap_bytes()

@@ -6,19 +6,31 @@
 //! - `R | id bytes` — a document removed by id;
 //! - `F | floor i64` — documents with a timestamp below `floor` are gone (`max_docs` eviction);
 //! - `S | ts i64 | id_len u32 | id bytes | sketch` — a document of the `auto` detector stored,
-//!   with its encoded sketch ([`super::sketch`]); its arrival sequence is the record's LSN.
+//!   with its encoded sketch ([`super::sketch`]); its arrival sequence is the record's LSN;
+//! - `L | ts i64 | n u32 | key u64×n` — under the template veto, the counted lines of a
+//!   document answered "duplicate" (not of an identical text): they count as a stored
+//!   document's do until its time segment expires ([`super::veto`]);
+//! - `M | ts i64 | n u32 | key u64×n` — the lines of an `L` record taken back out (a shared
+//!   log refused the decision that counted them).
 //!
 //! Snapshot body of the simhash detector: `NDENGSN1 | floor i64 | entry* | u32::MAX | count
 //! u64`, each entry `id_len u32 | fp u64 | ts i64 | id bytes`. Of the `auto` detector:
-//! `NDENGSK1 | floor i64 | entry* | u32::MAX | count u64`, each entry `id_len u32 | seq u64 |
-//! ts i64 | sketch_len u32 | id bytes | sketch`.
+//! `NDENGSK2 | floor i64 | entry* | u32::MAX | count u64 | segments u32 | observed*`, each
+//! entry `id_len u32 | seq u64 | ts i64 | sketch_len u32 | id bytes | sketch`, each `observed`
+//! one time segment's counted lines of duplicates, `segment i64 | n u32 | (key u64 | count
+//! u32)×n`. `NDENGSK1` (read, never written) is the same without the observed lines.
 
 use std::io::{self, Write};
 
 /// Magic bytes opening a snapshot body.
 pub(crate) const SNAPSHOT_MAGIC: &[u8; 8] = b"NDENGSN1";
 /// Magic bytes opening a snapshot body of the `auto` detector.
-pub(crate) const SKETCH_SNAPSHOT_MAGIC: &[u8; 8] = b"NDENGSK1";
+pub(crate) const SKETCH_SNAPSHOT_MAGIC: &[u8; 8] = b"NDENGSK2";
+/// The `auto` detector's snapshot before it held the observed lines (read only).
+pub(crate) const SKETCH_SNAPSHOT_MAGIC_V1: &[u8; 8] = b"NDENGSK1";
+
+/// One time segment's counted lines of duplicates: `(segment, [(line key, documents)])`.
+pub(crate) type Observed = (i64, Vec<(u64, u32)>);
 
 /// A decoded log record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +51,24 @@ pub(crate) enum Record<'a> {
         id: &'a str,
         sketch: &'a [u8],
     },
+    /// Lines of a duplicate counted (`back`: taken back out).
+    Lines {
+        ts: i64,
+        keys: Vec<u64>,
+        back: bool,
+    },
+}
+
+/// The record of a duplicate's counted `lines` (`back`: taken back out).
+pub(crate) fn encode_lines(ts: i64, lines: &[u64], back: bool) -> Vec<u8> {
+    let mut v = Vec::with_capacity(13 + 8 * lines.len());
+    v.push(if back { b'M' } else { b'L' });
+    v.extend_from_slice(&ts.to_le_bytes());
+    v.extend_from_slice(&(lines.len() as u32).to_le_bytes());
+    for k in lines {
+        v.extend_from_slice(&k.to_le_bytes());
+    }
+    v
 }
 
 pub(crate) fn encode_sketch_insert(ts: i64, id: &str, sketch: &[u8]) -> Vec<u8> {
@@ -106,6 +136,24 @@ pub(crate) fn decode(rec: &[u8]) -> Result<Record<'_>, String> {
                 sketch: &rec[13 + len..],
             })
         }
+        Some(&tag @ (b'L' | b'M')) if rec.len() >= 13 => {
+            let ts = u64_at(rec, 1).ok_or("short lines record")? as i64;
+            let n = u32_at(rec, 9).ok_or("short lines record")? as usize;
+            if rec.len() != 13 + 8 * n {
+                return Err(format!(
+                    "lines record holds {} bytes, not the {} of {n} keys",
+                    rec.len(),
+                    13 + 8 * n
+                ));
+            }
+            Ok(Record::Lines {
+                ts,
+                keys: (0..n)
+                    .map(|i| u64_at(rec, 13 + 8 * i).expect("length checked"))
+                    .collect(),
+                back: tag == b'M',
+            })
+        }
         Some(b'F') if rec.len() == 9 => Ok(Record::Floor {
             floor: u64_at(rec, 1).ok_or("short floor record")? as i64,
         }),
@@ -159,6 +207,27 @@ impl<'w> SnapshotWriter<'w> {
         self.w.write_all(&u32::MAX.to_le_bytes())?;
         self.w.write_all(&self.count.to_le_bytes())
     }
+
+    /// [`finish`](Self::finish) for the `auto` detector: the trailer, then each segment's
+    /// observed lines.
+    pub(crate) fn finish_observed(self, observed: &[Observed]) -> io::Result<()> {
+        let w = &mut *self.w;
+        w.write_all(&u32::MAX.to_le_bytes())?;
+        w.write_all(&self.count.to_le_bytes())?;
+        w.write_all(&(observed.len() as u32).to_le_bytes())?;
+        let mut buf = Vec::new();
+        for (segment, lines) in observed {
+            buf.clear();
+            buf.extend_from_slice(&segment.to_le_bytes());
+            buf.extend_from_slice(&(lines.len() as u32).to_le_bytes());
+            for (k, n) in lines {
+                buf.extend_from_slice(&k.to_le_bytes());
+                buf.extend_from_slice(&n.to_le_bytes());
+            }
+            w.write_all(&buf)?;
+        }
+        Ok(())
+    }
 }
 
 /// Reads the floor from a snapshot body's header, checking its magic.
@@ -180,22 +249,40 @@ pub(crate) fn snapshot_floor(b: &[u8]) -> Result<i64, String> {
 /// A sketch snapshot's entry: `(seq, ts, id, sketch)`.
 pub(crate) type SketchEntry<'a> = (u64, i64, &'a str, &'a [u8]);
 
-/// Decodes a whole snapshot body of the `auto` detector: the floor and the entries.
-pub(crate) fn decode_sketch_snapshot(b: &[u8]) -> Result<(i64, Vec<SketchEntry<'_>>), String> {
-    let floor = snapshot_floor_of(b, SKETCH_SNAPSHOT_MAGIC)?;
+/// A decoded snapshot body of the `auto` detector: the floor, the entries and each segment's
+/// observed lines.
+pub(crate) type SketchSnapshot<'a> = (i64, Vec<SketchEntry<'a>>, Vec<Observed>);
+
+/// Decodes a whole snapshot body of the `auto` detector (`NDENGSK2`, or `NDENGSK1`, which
+/// has no observed lines).
+pub(crate) fn decode_sketch_snapshot(b: &[u8]) -> Result<SketchSnapshot<'_>, String> {
+    let v1 = b.get(..8) == Some(&SKETCH_SNAPSHOT_MAGIC_V1[..]);
+    let floor = snapshot_floor_of(
+        b,
+        if v1 {
+            SKETCH_SNAPSHOT_MAGIC_V1
+        } else {
+            SKETCH_SNAPSHOT_MAGIC
+        },
+    )?;
     let mut at = FIRST_ENTRY;
     let mut out = Vec::new();
     loop {
         let len = u32_at(b, at).ok_or_else(|| format!("snapshot ends at byte {at}"))?;
         if len == u32::MAX {
             let count = u64_at(b, at + 4).ok_or("snapshot ends in its trailer")?;
-            if count != out.len() as u64 || at + 12 != b.len() {
+            let observed = if v1 {
+                Vec::new()
+            } else {
+                decode_observed(b, at + 12)?
+            };
+            if count != out.len() as u64 || (v1 && at + 12 != b.len()) {
                 return Err(format!(
                     "snapshot trailer says {count} entries, body holds {}",
                     out.len()
                 ));
             }
-            return Ok((floor, out));
+            return Ok((floor, out, observed));
         }
         let seq = u64_at(b, at + 4).ok_or("snapshot entry cut short")?;
         let ts = u64_at(b, at + 12).ok_or("snapshot entry cut short")? as i64;
@@ -212,6 +299,42 @@ pub(crate) fn decode_sketch_snapshot(b: &[u8]) -> Result<(i64, Vec<SketchEntry<'
         out.push((seq, ts, id, sketch));
         at = s0 + slen;
     }
+}
+
+/// The observed lines that end a sketch snapshot, from `at` to the end of `b`.
+fn decode_observed(b: &[u8], mut at: usize) -> Result<Vec<Observed>, String> {
+    let short = || "snapshot's observed lines cut short".to_string();
+    let n = u32_at(b, at).ok_or_else(short)? as usize;
+    at += 4;
+    let mut out = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        let segment = u64_at(b, at).ok_or_else(short)? as i64;
+        let m = u32_at(b, at + 8).ok_or_else(short)? as usize;
+        at += 12;
+        let end = m
+            .checked_mul(12)
+            .and_then(|l| at.checked_add(l))
+            .filter(|&e| e <= b.len())
+            .ok_or_else(short)?;
+        let lines = (0..m)
+            .map(|i| {
+                let p = at + 12 * i;
+                (
+                    u64_at(b, p).expect("bounds checked"),
+                    u32_at(b, p + 8).expect("bounds checked"),
+                )
+            })
+            .collect();
+        at = end;
+        out.push((segment, lines));
+    }
+    if at != b.len() {
+        return Err(format!(
+            "snapshot holds {} bytes after its observed lines",
+            b.len() - at
+        ));
+    }
+    Ok(out)
 }
 
 /// Offset of the first entry of a snapshot body.
@@ -313,6 +436,20 @@ mod tests {
         for cut in 0..13 + 2 {
             assert!(decode(&r[..cut]).is_err(), "cut at {cut}");
         }
+        for back in [false, true] {
+            let r = encode_lines(-7, &[3, u64::MAX], back);
+            assert_eq!(
+                decode(&r).unwrap(),
+                Record::Lines {
+                    ts: -7,
+                    keys: vec![3, u64::MAX],
+                    back
+                }
+            );
+            for cut in 0..r.len() {
+                assert!(decode(&r[..cut]).is_err(), "cut at {cut}");
+            }
+        }
     }
 
     #[test]
@@ -324,14 +461,19 @@ mod tests {
             SnapshotWriter::sketch_entry(&mut buf, 7, 2, "one", b"ab");
             SnapshotWriter::sketch_entry(&mut buf, 9, 4, "two", b"");
             w.flush(&mut buf, 2).unwrap();
-            w.finish().unwrap();
+            w.finish_observed(&[(3, vec![(11, 2), (12, 1)]), (-1, vec![])])
+                .unwrap();
         }
-        let (floor, entries) = decode_sketch_snapshot(&out).unwrap();
+        let (floor, entries, observed) = decode_sketch_snapshot(&out).unwrap();
         assert_eq!(floor, -5);
         assert_eq!(
             entries,
             vec![(7, 2, "one", &b"ab"[..]), (9, 4, "two", &b""[..])]
         );
+        assert_eq!(observed, vec![(3, vec![(11, 2), (12, 1)]), (-1, vec![])]);
+        let mut longer = out.clone();
+        longer.push(0);
+        assert!(decode_sketch_snapshot(&longer).is_err());
         for cut in 0..out.len() {
             assert!(decode_sketch_snapshot(&out[..cut]).is_err(), "cut at {cut}");
         }
@@ -339,6 +481,20 @@ mod tests {
             snapshot_floor(&out).is_err(),
             "a sketch snapshot is not read as a simhash one"
         );
+    }
+
+    #[test]
+    fn sketch_snapshots_without_observed_lines_are_still_read() {
+        let mut out = Vec::new();
+        {
+            let mut w = SnapshotWriter::begin(&mut out, SKETCH_SNAPSHOT_MAGIC_V1, 1).unwrap();
+            let mut buf = Vec::new();
+            SnapshotWriter::sketch_entry(&mut buf, 7, 2, "one", b"ab");
+            w.flush(&mut buf, 1).unwrap();
+            w.finish().unwrap();
+        }
+        let (floor, entries, observed) = decode_sketch_snapshot(&out).unwrap();
+        assert_eq!((floor, entries.len(), observed.len()), (1, 1, 0));
     }
 
     #[test]

@@ -95,6 +95,7 @@ pub(super) fn recover(
                     head: HammingIndex::new(head_layout.clone()),
                     live: n as u64,
                     sketches: None,
+                    observed: Default::default(),
                 },
             );
         }
@@ -129,9 +130,9 @@ pub(super) fn recover(
                 }
             }
             Record::Floor { floor } => inner.floor = inner.floor.max(floor),
-            Record::Sketch { .. } => {
+            Record::Sketch { .. } | Record::Lines { .. } => {
                 return Err(corrupt(format!(
-                    "log record {lsn} is an auto-detector insert in a data directory of the simhash detector"
+                    "log record {lsn} is an auto-detector record in a data directory of the simhash detector"
                 )))
             }
         }
@@ -265,9 +266,32 @@ pub(super) fn recover_sketches(
         }
         Ok(())
     };
+    // A duplicate's counted lines stay while any time of their segment is live (they leave
+    // with the segment, as `maintain::expire` drops it).
+    let observe = |inner: &mut Inner, segment: i64, keys: &[u64], back: bool| {
+        let h = Horizon {
+            floor: inner.floor,
+            ..horizon
+        };
+        let last = segment
+            .saturating_add(1)
+            .saturating_mul(segment_ms)
+            .saturating_sub(1);
+        if h.live(last) {
+            inner.observe(segment, keys, back, head_layout);
+        }
+    };
     if let Some(snap) = &recovered.snapshot {
-        let (floor, entries) = records::decode_sketch_snapshot(snap.body()).map_err(corrupt)?;
+        let (floor, entries, observed) =
+            records::decode_sketch_snapshot(snap.body()).map_err(corrupt)?;
         inner.floor = floor;
+        for (segment, lines) in &observed {
+            let keys: Vec<u64> = lines
+                .iter()
+                .flat_map(|&(k, n)| std::iter::repeat_n(k, n as usize))
+                .collect();
+            observe(&mut inner, *segment, &keys, false);
+        }
         // Each segment's tables sized once for what it will hold, rather than grown entry by
         // entry (a restart's largest cost after the inserts themselves).
         let live = Horizon { floor, ..horizon };
@@ -324,6 +348,9 @@ pub(super) fn recover_sketches(
     for (lsn, rec) in recovered.log.iter() {
         match records::decode(rec).map_err(|r| corrupt(format!("log record {lsn}: {r}")))? {
             Record::Sketch { ts, id, sketch } => put(&mut inner, (lsn, ts, id, sketch), None)?,
+            Record::Lines { ts, keys, back } => {
+                observe(&mut inner, ts.div_euclid(segment_ms), &keys, back)
+            }
             Record::Remove { id } => {
                 if let Some(h) = inner.lookup(id) {
                     inner.remove_doc(h, segment_ms);

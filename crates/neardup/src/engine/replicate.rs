@@ -73,6 +73,10 @@ impl Engine {
                     flush(&mut inserts)?;
                     self.remove(id)?;
                 }
+                Record::Lines { ts, keys, back } if self.shared.auto.is_some() => {
+                    flush(&mut inserts)?;
+                    self.count_lines(ts, &keys, back)?;
+                }
                 other => {
                     return Err(corrupt(format!(
                         "a {} record does not fit the `{}` detector",
@@ -81,6 +85,7 @@ impl Engine {
                             Record::Sketch { .. } => "sketch insert",
                             Record::Floor { .. } => "max-docs floor",
                             Record::Remove { .. } => "remove",
+                            Record::Lines { .. } => "counted lines",
                         },
                         self.shared.cfg.detector.name()
                     )))
@@ -89,6 +94,48 @@ impl Engine {
         }
         flush(&mut inserts)?;
         Ok(recs.len())
+    }
+
+    /// Takes back out the lines counted by `recs`, records of
+    /// [`PreparedDoc::lines_record`] that this instance applied by deciding but that the
+    /// shared log refused (the decisions are taken again after catching up). Other records
+    /// are ignored.
+    ///
+    /// # Errors
+    /// As [`apply_records`](Self::apply_records).
+    pub fn take_back_lines<R: AsRef<[u8]>>(&self, recs: &[R]) -> Result<()> {
+        for rec in recs {
+            if let Ok(Record::Lines {
+                ts,
+                keys,
+                back: false,
+            }) = records::decode(rec.as_ref())
+            {
+                self.count_lines(ts, &keys, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts (or with `back` takes back out) a duplicate's lines, logged first; nothing when
+    /// its time segment has left the window.
+    fn count_lines(&self, ts: i64, keys: &[u64], back: bool) -> Result<()> {
+        let sh = &*self.shared;
+        sh.check_writable()?;
+        let _decider = super::lock(&sh.decide);
+        let live = {
+            let inner = sh.read();
+            !sh.segment_dead(sh.segment_of(ts), sh.horizon(&inner))
+        };
+        if !live || keys.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = sh.store.append(&records::encode_lines(ts, keys, back)) {
+            return Err(sh.fail(e));
+        }
+        sh.write()
+            .observe(sh.segment_of(ts), keys, back, &sh.head_layout);
+        Ok(())
     }
 }
 

@@ -314,7 +314,7 @@ impl Shared {
     /// has none, of its body (under the template veto).
     fn live_sketch_matches(&self, inner: &Inner, h: Horizon, s: &DocSketch) -> Vec<(Verdict, u64)> {
         let rules = self.auto.as_ref().and_then(|a| a.veto.as_ref());
-        let min_docs = rules.map_or(u32::MAX, |r| r.options().min_docs);
+        let template_docs = rules.map_or(u32::MAX, |r| r.options().template_docs);
         let search = |by_body: bool| {
             let mut found = Vec::new();
             for (&sid, seg) in &inner.segments {
@@ -326,7 +326,7 @@ impl Shared {
                         s,
                         by_body,
                         rules,
-                        &|k| inner.lines.get(k) >= min_docs,
+                        &|k| inner.lines.get(k) >= template_docs,
                         &mut found,
                     );
                 }

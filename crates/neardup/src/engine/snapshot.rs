@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::records::{SnapshotWriter, SKETCH_SNAPSHOT_MAGIC, SNAPSHOT_MAGIC};
+use super::records::{Observed, SnapshotWriter, SKETCH_SNAPSHOT_MAGIC, SNAPSHOT_MAGIC};
 use super::state::FREE;
 use super::{lock, EngineError, Result, Shared, LOCK_BATCH};
 
@@ -12,7 +12,7 @@ use super::{lock, EngineError, Result, Shared, LOCK_BATCH};
 /// parked, so the body is exactly the state at that LSN (plus, at most, documents that were
 /// already expired and are dropped again on load).
 pub(super) fn snapshot(sh: &Shared) -> Result<()> {
-    let (lsn, floor, n, sketch_segments) = {
+    let (lsn, floor, n, sketch_segments, observed) = {
         let _decider = lock(&sh.decide);
         let mut inner = sh.write();
         if inner.snapshotting {
@@ -24,16 +24,30 @@ pub(super) fn snapshot(sh: &Shared) -> Result<()> {
             .iter()
             .filter_map(|(&sid, seg)| seg.sketches.as_ref().map(|x| (sid, x.len())))
             .collect();
+        // The duplicates' counted lines as they stand at this LSN (sorted: the same state
+        // writes the same bytes).
+        let observed: Vec<Observed> = inner
+            .segments
+            .iter()
+            .filter(|(_, seg)| !seg.observed.is_empty())
+            .map(|(&sid, seg)| {
+                let mut lines: Vec<(u64, u32)> =
+                    seg.observed.iter().map(|(&k, &n)| (k, n)).collect();
+                lines.sort_unstable();
+                (sid, lines)
+            })
+            .collect();
         (
             sh.store.last_lsn(),
             inner.floor,
             inner.slab.len,
             sketch_segments,
+            observed,
         )
     };
     let result = sh.store.snapshot(lsn, |w| {
         if sh.auto.is_some() {
-            return write_sketches(sh, w, floor, &sketch_segments);
+            return write_sketches(sh, w, floor, &sketch_segments, &observed);
         }
         let mut sw = SnapshotWriter::begin(w, SNAPSHOT_MAGIC, floor)?;
         let mut buf = Vec::with_capacity(1 << 20);
@@ -71,7 +85,8 @@ pub(super) fn snapshot(sh: &Shared) -> Result<()> {
 }
 
 /// The body of an `auto` detector's snapshot: each segment's documents in arrival order, as
-/// they stood when the snapshot began (`segments`: each segment and its length then). A
+/// they stood when the snapshot began (`segments`: each segment and its length then), and
+/// the duplicates' counted lines (`observed`, as they stood then). A
 /// position whose slot no longer holds its sequence was removed before the snapshot began
 /// (slots are not reused while it runs).
 fn write_sketches(
@@ -79,6 +94,7 @@ fn write_sketches(
     w: &mut dyn std::io::Write,
     floor: i64,
     segments: &[(i64, usize)],
+    observed: &[Observed],
 ) -> std::io::Result<()> {
     let mut sw = SnapshotWriter::begin(w, SKETCH_SNAPSHOT_MAGIC, floor)?;
     let mut buf = Vec::with_capacity(1 << 20);
@@ -111,5 +127,5 @@ fn write_sketches(
             start = end;
         }
     }
-    sw.finish()
+    sw.finish_observed(observed)
 }

@@ -1,7 +1,7 @@
 //! The in-memory state under the engine's lock: document slots, the id map and the time
 //! segments with their indexes, and the rule that says which documents are live.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use neardup_index::{HammingIndex, Layout};
@@ -10,7 +10,7 @@ use super::sketch::{DocSketch, SketchIndex};
 use super::slab::{id_key, IdMap, Slab};
 use super::veto::LineCounts;
 use super::{Result, HEAD_MAX};
-use crate::hash::xxh3;
+use crate::hash::{xxh3, FastBuild};
 use crate::policy::AutoDetector;
 
 pub(super) const FREE: u8 = 0;
@@ -28,6 +28,9 @@ pub(super) struct Segment {
     /// The `auto` detector's index of this segment (`None` under the simhash detector, whose
     /// documents are in `runs` and `head`).
     pub(super) sketches: Option<SketchIndex>,
+    /// Under the template veto: the counted lines of the duplicates answered with timestamps
+    /// in this segment, line key → documents (in [`Inner::lines`] until the segment expires).
+    pub(super) observed: HashMap<u64, u32, FastBuild>,
 }
 
 impl Segment {
@@ -37,6 +40,7 @@ impl Segment {
             head: HammingIndex::new(head_layout.clone()),
             live: 0,
             sketches: None,
+            observed: HashMap::default(),
         }
     }
 }
@@ -50,7 +54,8 @@ pub(super) struct Inner {
     pub(super) parked: Vec<u32>,
     pub(super) snapshotting: bool,
     pub(super) floor: i64,
-    /// Under the template veto: how many stored documents hold each line.
+    /// Under the template veto: how many stored documents and counted duplicates hold each
+    /// line.
     pub(super) lines: LineCounts,
 }
 
@@ -156,6 +161,37 @@ impl Inner {
             .get_or_insert_with(|| SketchIndex::new(make()))
             .insert(handle, seq, sketch, blob, make);
         seg.live += 1;
+    }
+
+    /// Counts the lines of a duplicate with timestamp `ts` (`back`: takes them back out),
+    /// in segment `segment`'s observed lines and in the line counts.
+    pub(super) fn observe(
+        &mut self,
+        segment: i64,
+        lines: &[u64],
+        back: bool,
+        head_layout: &Layout,
+    ) {
+        let seg = self
+            .segments
+            .entry(segment)
+            .or_insert_with(|| Segment::new(head_layout));
+        if back {
+            for k in lines {
+                if let Some(n) = seg.observed.get_mut(k) {
+                    *n -= 1;
+                    if *n == 0 {
+                        seg.observed.remove(k);
+                    }
+                    self.lines.sub(std::slice::from_ref(k));
+                }
+            }
+        } else {
+            for &k in lines {
+                *seg.observed.entry(k).or_insert(0) += 1;
+            }
+            self.lines.add(lines);
+        }
     }
 
     /// Makes room in segment `segment`'s sketch index (made by `make` if it has none) for

@@ -207,14 +207,15 @@ impl SketchIndex {
     /// Every indexed document the sketch (its body's when `by_body`) is a near-duplicate of, by
     /// its whole text or its indexed body (the stronger when both), as `(verdict with `of` =
     /// its handle, its sequence)`; the caller checks that the handle still holds that sequence.
-    /// Under the template veto (`rules`; `repeated(k)`: whether line `k` is repeated now),
-    /// matches it vetoes are left out.
+    /// Under the template veto (`rules`; `template(k)`: whether line `k` is now held by
+    /// [`template_docs`](crate::template_veto::TemplateVetoOptions::template_docs) documents
+    /// or more), matches it vetoes are left out.
     pub(super) fn find(
         &self,
         s: &DocSketch,
         by_body: bool,
         rules: Option<&VetoRules>,
-        repeated: &dyn Fn(u64) -> bool,
+        template: &dyn Fn(u64) -> bool,
         out: &mut Vec<(Verdict, u64)>,
     ) {
         let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
@@ -236,8 +237,11 @@ impl SketchIndex {
                 let unlearned = self.unlearned.get(pos).copied().unwrap_or(false);
                 let stands = if unlearned {
                     let theirs = self.lines(pos);
-                    // Repeated lines go by their exact keys.
-                    !theirs.iter().any(|&k| LineKey::is_exact(k) && repeated(k))
+                    // Its lines go by their exact keys. Only a template line learned since
+                    // (in `template_docs` documents) makes it a template page: lines repeated
+                    // in a few documents are as likely an article's own, repeated by its
+                    // copies.
+                    !theirs.iter().any(|&k| LineKey::is_exact(k) && template(k))
                         || r.stands_unlearned(&v, mine, &veto.distinct_lines, &theirs)
                 } else {
                     r.stands(&v, mine, self.part(pos))
