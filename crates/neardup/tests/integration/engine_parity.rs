@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use neardup::dedup::{dedup, Keep};
-use neardup::detect::{Detector, Verdict};
+use neardup::detect::{Detector, Stage, Verdict};
 use neardup::engine::{
     Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
 };
@@ -214,15 +214,17 @@ fn streaming_through_the_engine_gives_dedups_decisions() {
 }
 
 /// The online template veto as a batch detector, written from its definition: a line's count
-/// is the number of *stored* documents that hold it plus the documents of the current batch
-/// (each distinct text once). Decided by `Deduper` one request at a time, it is what the
+/// is the number of stored documents and of duplicates answered (but of identical texts) that
+/// hold it, plus the documents of the current batch (each distinct text once). Decided by `Deduper` one request at a time, it is what the
 /// engine must answer.
 struct OnlineVeto {
     inner: AutoDetector,
     /// The stored documents' bodies that are indexed.
     bodies: AutoDetector,
     rules: VetoRules,
-    stored: std::collections::HashMap<u64, u32>,
+    /// How many stored documents and counted duplicates (not of an identical text) hold each
+    /// line.
+    stored: std::sync::RwLock<std::collections::HashMap<u64, u32>>,
     batch: std::sync::RwLock<std::collections::HashMap<u64, u32>>,
     parts: std::collections::HashMap<u32, DistinctPart>,
     /// The lines of the stored documents none of whose lines was repeated when stored.
@@ -259,9 +261,8 @@ impl Detector for OnlineVeto {
     }
     fn sketch(&self, text: &str) -> neardup::Result<OnlineSketch> {
         let batch = self.batch.read().unwrap();
-        let n = |k: u64| {
-            self.stored.get(&k).copied().unwrap_or(0) + batch.get(&k).copied().unwrap_or(0)
-        };
+        let stored = self.stored.read().unwrap();
+        let n = |k: u64| stored.get(&k).copied().unwrap_or(0) + batch.get(&k).copied().unwrap_or(0);
         let (line_docs, template_docs): (Vec<u32>, Vec<u32>) = self
             .rules
             .line_keys(text)
@@ -307,10 +308,18 @@ impl Detector for OnlineVeto {
             self.vetted(s, found)
         };
         let found = search(&s.inner);
-        match &s.body {
+        let found = match &s.body {
             Some(body) if found.is_empty() => search(body),
             _ => found,
+        };
+        // A duplicate's lines count, but an identical text's (its match is exact).
+        if !found.is_empty() && found.iter().all(|v| v.stage != Stage::Exact) {
+            let mut stored = self.stored.write().unwrap();
+            for k in &s.lines {
+                *stored.entry(*k).or_insert(0) += 1;
+            }
         }
+        found
     }
     fn insert(&mut self, doc: u32, s: OnlineSketch) {
         self.insert_sketch(doc, s);
@@ -319,7 +328,9 @@ impl Detector for OnlineVeto {
 
 impl OnlineVeto {
     fn vetted(&self, s: &OnlineSketch, mut found: Vec<Verdict>) -> Vec<Verdict> {
-        let min = TemplateVetoOptions::default().min_docs;
+        // A document stored before its template was known is vetoed on template lines only.
+        let template = TemplateVetoOptions::default().template_docs;
+        let stored = self.stored.read().unwrap();
         found.retain(|v| {
             if s.distinct.is_none() {
                 return true;
@@ -329,7 +340,7 @@ impl OnlineVeto {
                     !theirs
                         .iter()
                         .filter(|&&k| LineKey::is_exact(k))
-                        .any(|k| self.stored.get(k).copied().unwrap_or(0) >= min)
+                        .any(|k| stored.get(k).copied().unwrap_or(0) >= template)
                         || self.rules.stands_unlearned(
                             v,
                             s.distinct.as_ref(),
@@ -345,9 +356,11 @@ impl OnlineVeto {
         found
     }
     fn insert_sketch(&mut self, doc: u32, s: OnlineSketch) {
+        let mut stored = self.stored.write().unwrap();
         for k in &s.lines {
-            *self.stored.entry(*k).or_insert(0) += 1;
+            *stored.entry(*k).or_insert(0) += 1;
         }
+        drop(stored);
         if let Some(d) = &s.distinct {
             self.parts.insert(doc, d.kept());
         }
