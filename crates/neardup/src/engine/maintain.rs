@@ -128,7 +128,7 @@ pub(super) fn expire(sh: &Shared) {
         if !seg.observed.is_empty() {
             let mut inner = sh.write();
             for (&k, &n) in &seg.observed {
-                inner.lines.sub_n(k, n);
+                inner.lines.sub_duplicates(k, n);
             }
         }
         drop(seg);

@@ -210,8 +210,12 @@ impl Shared {
                 .map(|ks| {
                     ks.iter()
                         .map(|k| {
-                            k.map_or((0, 0), |k| {
-                                (inner.lines.get(k.exact), inner.lines.get(k.template))
+                            k.map_or((0, 0, 0), |k| {
+                                (
+                                    inner.lines.get(k.exact),
+                                    inner.lines.get(k.template),
+                                    inner.lines.stored_docs(k.exact),
+                                )
                             })
                         })
                         .collect()
@@ -250,6 +254,7 @@ impl Shared {
                         whole.as_deref(),
                         keys,
                         line_docs.exact.clone(),
+                        &line_docs.exact_stored,
                     )),
                     deferred: put_off.then(|| {
                         Box::new(Deferred {
@@ -314,7 +319,9 @@ impl Shared {
     /// has none, of its body (under the template veto).
     fn live_sketch_matches(&self, inner: &Inner, h: Horizon, s: &DocSketch) -> Vec<(Verdict, u64)> {
         let rules = self.auto.as_ref().and_then(|a| a.veto.as_ref());
-        let template_docs = rules.map_or(u32::MAX, |r| r.options().template_docs);
+        let (min_docs, unlearned_template) = rules.map_or((u32::MAX, u32::MAX), |r| {
+            (r.options().min_docs, super::veto::UNLEARNED_TEMPLATE_DOCS)
+        });
         let search = |by_body: bool| {
             let mut found = Vec::new();
             for (&sid, seg) in &inner.segments {
@@ -326,7 +333,10 @@ impl Shared {
                         s,
                         by_body,
                         rules,
-                        &|k| inner.lines.get(k) >= template_docs,
+                        &|k| {
+                            inner.lines.stored_docs(k) >= min_docs
+                                || inner.lines.get(k) >= unlearned_template
+                        },
                         &mut found,
                     );
                 }

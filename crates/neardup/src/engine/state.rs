@@ -177,20 +177,20 @@ impl Inner {
             .entry(segment)
             .or_insert_with(|| Segment::new(head_layout));
         if back {
-            for k in lines {
-                if let Some(n) = seg.observed.get_mut(k) {
+            for &k in lines {
+                if let Some(n) = seg.observed.get_mut(&k) {
                     *n -= 1;
                     if *n == 0 {
-                        seg.observed.remove(k);
+                        seg.observed.remove(&k);
                     }
-                    self.lines.sub(std::slice::from_ref(k));
+                    self.lines.sub_duplicates(k, 1);
                 }
             }
         } else {
             for &k in lines {
                 *seg.observed.entry(k).or_insert(0) += 1;
             }
-            self.lines.add(lines);
+            self.lines.add_duplicate(lines);
         }
     }
 

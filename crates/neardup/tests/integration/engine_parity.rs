@@ -213,6 +213,10 @@ fn streaming_through_the_engine_gives_dedups_decisions() {
     assert_streams_decide(&texts, &want, &engine_cfg(false));
 }
 
+/// Lines held by this many documents, duplicates included, make a document stored before any
+/// of its lines repeated a template page (the engine's `UNLEARNED_TEMPLATE_DOCS`).
+const UNLEARNED_TEMPLATE_DOCS: u32 = 8;
+
 /// The online template veto as a batch detector, written from its definition: a line's count
 /// is the number of stored documents and of duplicates answered (but of identical texts) that
 /// hold it, plus the documents of the current batch (each distinct text once). Decided by `Deduper` one request at a time, it is what the
@@ -222,9 +226,10 @@ struct OnlineVeto {
     /// The stored documents' bodies that are indexed.
     bodies: AutoDetector,
     rules: VetoRules,
-    /// How many stored documents and counted duplicates (not of an identical text) hold each
-    /// line.
+    /// How many stored documents hold each line.
     stored: std::sync::RwLock<std::collections::HashMap<u64, u32>>,
+    /// How many duplicates (not of an identical text) hold each line.
+    duplicates: std::sync::RwLock<std::collections::HashMap<u64, u32>>,
     batch: std::sync::RwLock<std::collections::HashMap<u64, u32>>,
     parts: std::collections::HashMap<u32, DistinctPart>,
     /// The lines of the stored documents none of whose lines was repeated when stored.
@@ -262,7 +267,12 @@ impl Detector for OnlineVeto {
     fn sketch(&self, text: &str) -> neardup::Result<OnlineSketch> {
         let batch = self.batch.read().unwrap();
         let stored = self.stored.read().unwrap();
-        let n = |k: u64| stored.get(&k).copied().unwrap_or(0) + batch.get(&k).copied().unwrap_or(0);
+        let duplicates = self.duplicates.read().unwrap();
+        let n = |k: u64| {
+            stored.get(&k).copied().unwrap_or(0)
+                + duplicates.get(&k).copied().unwrap_or(0)
+                + batch.get(&k).copied().unwrap_or(0)
+        };
         let (line_docs, template_docs): (Vec<u32>, Vec<u32>) = self
             .rules
             .line_keys(text)
@@ -276,13 +286,18 @@ impl Detector for OnlineVeto {
             None => None,
         };
         let min = TemplateVetoOptions::default().min_docs;
+        // What it may share with a document stored before its template was known: lines held
+        // by fewer than `min_docs` stored documents and documents of its batch, and by fewer
+        // than `UNLEARNED_TEMPLATE_DOCS` documents in all.
+        let template = UNLEARNED_TEMPLATE_DOCS;
+        let stored_or_batch =
+            |k: u64| stored.get(&k).copied().unwrap_or(0) + batch.get(&k).copied().unwrap_or(0);
         let mut distinct_lines: Vec<u64> = self
             .rules
             .line_keys(text)
             .into_iter()
-            .zip(&line_docs)
-            .filter(|(_, &n)| n < min)
-            .filter_map(|(k, _)| k.map(|k| k.exact))
+            .filter(|k| k.is_some_and(|k| stored_or_batch(k.exact) < min && n(k.exact) < template))
+            .filter_map(|k| k.map(|k| k.exact))
             .collect();
         distinct_lines.sort_unstable();
         distinct_lines.dedup();
@@ -314,9 +329,9 @@ impl Detector for OnlineVeto {
         };
         // A duplicate's lines count, but an identical text's (its match is exact).
         if !found.is_empty() && found.iter().all(|v| v.stage != Stage::Exact) {
-            let mut stored = self.stored.write().unwrap();
+            let mut duplicates = self.duplicates.write().unwrap();
             for k in &s.lines {
-                *stored.entry(*k).or_insert(0) += 1;
+                *duplicates.entry(*k).or_insert(0) += 1;
             }
         }
         found
@@ -328,19 +343,26 @@ impl Detector for OnlineVeto {
 
 impl OnlineVeto {
     fn vetted(&self, s: &OnlineSketch, mut found: Vec<Verdict>) -> Vec<Verdict> {
-        // A document stored before its template was known is vetoed on template lines only.
-        let template = TemplateVetoOptions::default().template_docs;
+        // A document stored before its template was known is vetoed on lines held by
+        // `min_docs` stored documents, or by `UNLEARNED_TEMPLATE_DOCS` stored documents and
+        // duplicates.
+        let (min, template) = (
+            TemplateVetoOptions::default().min_docs,
+            UNLEARNED_TEMPLATE_DOCS,
+        );
         let stored = self.stored.read().unwrap();
+        let duplicates = self.duplicates.read().unwrap();
+        let vetoes = |k: &u64| {
+            let s = stored.get(k).copied().unwrap_or(0);
+            s >= min || s + duplicates.get(k).copied().unwrap_or(0) >= template
+        };
         found.retain(|v| {
             if s.distinct.is_none() {
                 return true;
             }
             match self.unlearned.get(&v.of) {
                 Some(theirs) => {
-                    !theirs
-                        .iter()
-                        .filter(|&&k| LineKey::is_exact(k))
-                        .any(|k| stored.get(k).copied().unwrap_or(0) >= template)
+                    !theirs.iter().filter(|&&k| LineKey::is_exact(k)).any(vetoes)
                         || self.rules.stands_unlearned(
                             v,
                             s.distinct.as_ref(),
@@ -406,6 +428,7 @@ fn streaming_through_the_engine_under_the_template_veto_gives_the_online_rules_d
         bodies: AutoDetector::new(fp.clone(), policy.clone()).unwrap(),
         rules: VetoRules::new(fp.clone(), TemplateVetoOptions::default()).unwrap(),
         stored: Default::default(),
+        duplicates: Default::default(),
         batch: Default::default(),
         parts: Default::default(),
         unlearned: Default::default(),

@@ -53,8 +53,11 @@ pub(super) struct VetoSketch {
     /// Whether any of its lines was repeated when it was sketched (without, it has no distinct
     /// part however its lines are counted later: see [`VetoRules::stands_unlearned`]).
     pub(super) had_repeats: bool,
-    /// The keys of its lines that were not repeated, sorted: only for a document being
-    /// checked, never encoded.
+    /// The keys of its lines held by fewer than `min_docs` stored documents (with its batch)
+    /// and fewer than [`super::veto::UNLEARNED_TEMPLATE_DOCS`] documents in all, sorted: what
+    /// it may share with a
+    /// document stored before its template was known. Only for a document being checked,
+    /// never encoded.
     pub(super) distinct_lines: Vec<u64>,
     /// Its distinct part with the full guard sets: only for a document being checked, never
     /// encoded.
@@ -207,9 +210,11 @@ impl SketchIndex {
     /// Every indexed document the sketch (its body's when `by_body`) is a near-duplicate of, by
     /// its whole text or its indexed body (the stronger when both), as `(verdict with `of` =
     /// its handle, its sequence)`; the caller checks that the handle still holds that sequence.
-    /// Under the template veto (`rules`; `template(k)`: whether line `k` is now held by
-    /// [`template_docs`](crate::template_veto::TemplateVetoOptions::template_docs) documents
-    /// or more), matches it vetoes are left out.
+    /// Under the template veto (`rules`; `template(k)`: whether line `k` now makes a document
+    /// stored before it was repeated a template page — held by
+    /// [`min_docs`](crate::template_veto::TemplateVetoOptions::min_docs) stored documents, or
+    /// by [`UNLEARNED_TEMPLATE_DOCS`](super::veto::UNLEARNED_TEMPLATE_DOCS) stored documents
+    /// and counted duplicates), matches it vetoes are left out.
     pub(super) fn find(
         &self,
         s: &DocSketch,
@@ -237,10 +242,10 @@ impl SketchIndex {
                 let unlearned = self.unlearned.get(pos).copied().unwrap_or(false);
                 let stands = if unlearned {
                     let theirs = self.lines(pos);
-                    // Its lines go by their exact keys. Only a template line learned since
-                    // (in `template_docs` documents) makes it a template page: lines repeated
-                    // in a few documents are as likely an article's own, repeated by its
-                    // copies.
+                    // Its lines go by their exact keys. A line repeated since by a few
+                    // duplicates is as likely an article's own, repeated by its copies: only
+                    // one that other stored documents hold, or that has become a template
+                    // line, makes it a template page.
                     !theirs.iter().any(|&k| LineKey::is_exact(k) && template(k))
                         || r.stands_unlearned(&v, mine, &veto.distinct_lines, &theirs)
                 } else {
