@@ -512,7 +512,7 @@ mod tests {
 
             let mut out = Vec::new();
             {
-                let mut w = SnapshotWriter::begin(&mut out, SKETCH_SNAPSHOT_MAGIC, ts).unwrap();
+                let w = SnapshotWriter::begin(&mut out, SKETCH_SNAPSHOT_MAGIC, ts).unwrap();
                 w.finish_observed(&observed).unwrap();
             }
             let (floor, entries, got) = decode_sketch_snapshot(&out).unwrap();
