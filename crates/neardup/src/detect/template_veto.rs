@@ -184,7 +184,10 @@ pub struct TemplateSketch<S> {
 /// containment guard, its full shingle sets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DistinctSketch {
-    /// MinHash signature (character 3-grams) of the text without repeated lines.
+    /// MinHash signature (character 3-grams) of the text without repeated lines; empty for a
+    /// *template-only* page (template lines and fewer than
+    /// [`TemplateVetoOptions::min_distinct_chars`] letters besides), which agrees with no
+    /// other part.
     pub signature: Vec<u32>,
     /// The shingle sets of the containment guard (when it is on).
     pub guard: Option<GuardSets>,
@@ -430,6 +433,23 @@ impl VetoRules {
             None => kept.chars().filter(|&c| is_alphanumeric(c)).count(),
         };
         if part < self.opts.min_distinct_chars {
+            // A page that is a template (lines in `template_docs` documents) and next to
+            // nothing else (a table rule, a caption of two characters) has no text of its own
+            // to compare: it is *template-only*, an empty signature that no other distinct
+            // part agrees with. Lines repeated in fewer documents (an article's, by its
+            // copies) are its own.
+            if template {
+                let own =
+                    without_numerals(self.fp.normalize(&lines_below(self.opts.template_docs)));
+                if own.chars().filter(|&c| is_alphanumeric(c)).count()
+                    < self.opts.min_distinct_chars
+                {
+                    return Some(DistinctSketch {
+                        signature: Vec::new(),
+                        guard: None,
+                    });
+                }
+            }
             return None;
         }
         // Only now the document's size is needed: the whole document's first (the inner
@@ -511,6 +531,10 @@ impl VetoRules {
             return true;
         };
         if verdict.distance == Some(0) || verdict.similarity == Some(1.0) {
+            return true;
+        }
+        // Two template-only pages have nothing of their own that could differ.
+        if mine.signature.is_empty() && theirs.signature.is_empty() {
             return true;
         }
         if low_bits_agreement(&mine.signature, &theirs.signature) >= self.opts.veto_below {

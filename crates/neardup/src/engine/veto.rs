@@ -538,6 +538,56 @@ mod tests {
         }
     }
 
+    /// A template-only page (template lines and a table rule of three letters) is stored with
+    /// an empty distinct part, which survives a restart: a later page of the template with a
+    /// post of its own is not its duplicate, an exact copy of it is.
+    #[test]
+    fn template_only_page_keeps_its_empty_part_across_a_restart() {
+        let rule = "|        |    |        +----------> [28:16] L3 索引";
+        let posts: Vec<String> = (0..41)
+            .map(|i| {
+                format!(
+                    "reader letter {i}: the {} arrived late again this week",
+                    ["tram", "ferry", "post", "rain", "bus"][i % 5]
+                )
+            })
+            .collect();
+        let mut docs = vec![Doc::text("rule", templated(rule))];
+        docs.extend((0..40).map(|i| {
+            Doc::text(
+                format!("p{i}"),
+                templated(&format!("{} {}", posts[i], BODIES[i % BODIES.len()])),
+            )
+        }));
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let e = open(dir.path(), &clock);
+        for r in e.check_and_insert_batch(docs) {
+            let o = r.unwrap();
+            assert!(
+                !matches!(&o.decision, Decision::Duplicate { of, .. } if of == "rule"),
+                "{o:?}"
+            );
+        }
+        e.shutdown().unwrap();
+        drop(e);
+        let e = open(dir.path(), &clock);
+        let late = e
+            .check_and_insert(Doc::text("late", templated(&posts[40])))
+            .unwrap();
+        assert!(
+            !matches!(&late.decision, Decision::Duplicate { of, .. } if of == "rule"),
+            "{late:?}"
+        );
+        let copy = e
+            .check_and_insert(Doc::text("copy", templated(rule)))
+            .unwrap();
+        assert!(
+            matches!(&copy.decision, Decision::Duplicate { of, .. } if of == "rule"),
+            "{copy:?}"
+        );
+    }
+
     /// The line counts follow the stored documents and the counted duplicates: exact copies
     /// add nothing, removal and expiry take lines out, and a restart (from the log, or a
     /// snapshot and the log) rebuilds the same counts.

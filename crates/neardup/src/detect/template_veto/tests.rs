@@ -507,3 +507,36 @@ fn bodies_of_repeated_lines_only_are_not_indexed() {
         "line too short to count"
     );
 }
+
+/// Regression (held-out zh_linux_kernel_docs_zh_TW short containment, seed 2: precision 0.04,
+/// 236 of 237 false links to one page): a page of a site template whose own line is a table
+/// rule with three letters had no distinct part, so every other page of the template matched
+/// it on the template alone. Such a page is now template-only: it matches only pages with
+/// nothing of their own either, and an exact copy of itself.
+#[test]
+fn template_page_with_almost_no_letters_of_its_own_does_not_absorb_the_template() {
+    const TEMPLATE: &str = "编者按：本文由本站特约作者投稿，观点仅代表作者本人，不代表本站立场。\n\
+        版权声明：本文版权归原作者所有，未经授权，任何单位和个人不得转载、摘编或以其他方式使用。\n\
+        读者交流群已开放，扫描页面底部二维码即可加入，与数万名读者一起讨论、分享与成长。\n\
+        如需转载，请在文首注明出处和作者，并保留原文链接，违者本站将依法追究其法律责任。\n\
+        免责声明：文中涉及的数据和信息仅供参考，不构成任何建议，读者据此操作，风险自担。\n";
+    let rule = "|        |    |        +----------> [28:16] L3 索引";
+    let mut docs = vec![format!("{rule}\n{TEMPLATE}")];
+    // Forty pages of the template, so that its lines are template lines (`template_docs`).
+    for i in 0..40 {
+        docs.push(format!("{}，第{i}篇\n{TEMPLATE}", POSTS[i % POSTS.len()]));
+    }
+    docs.push(format!("{rule}\n{TEMPLATE}"));
+    let found = run(&mut detector(), &docs);
+    for (i, f) in found.iter().enumerate().take(41).skip(1) {
+        assert!(
+            !f.contains(&0),
+            "page {i} matched the table rule's page: {f:?}"
+        );
+    }
+    assert!(
+        found[41].contains(&0),
+        "its exact copy still matches it: {:?}",
+        found[41]
+    );
+}
