@@ -8,7 +8,9 @@
 //! duplicates holding it + documents of its own batch holding it". Both are in the log and
 //! snapshots (a duplicate's lines as an `L` record), so the counts are rebuilt on restart and
 //! on every instance that shares the log. A stored document's lines leave the counts with it
-//! (removal, expiry), a duplicate's when its time segment expires.
+//! (removal, expiry), a duplicate's when its time segment expires (not with `max_docs`
+//! eviction). A duplicate's answer does not wait for its `L` record: a crash may lose the
+//! counts of the last duplicates answered before it, never a stored document.
 //!
 //! Counting the duplicates is what lets an online index learn a template at all: the pages
 //! of a new template match the first one stored on the template alone and are answered
