@@ -273,11 +273,7 @@ pub(super) fn recover_sketches(
             floor: inner.floor,
             ..horizon
         };
-        let last = segment
-            .saturating_add(1)
-            .saturating_mul(segment_ms)
-            .saturating_sub(1);
-        if h.live(last) {
+        if h.segment_live(segment, segment_ms) {
             inner.observe(segment, keys, back, head_layout);
         }
     };

@@ -34,11 +34,7 @@ impl Shared {
 
     /// True when every timestamp of segment `s` is dead under `h`.
     pub(super) fn segment_dead(&self, s: i64, h: Horizon) -> bool {
-        let last = s
-            .saturating_add(1)
-            .saturating_mul(self.segment_ms)
-            .saturating_sub(1);
-        !h.live(last)
+        !h.segment_live(s, self.segment_ms)
     }
 
     pub(super) fn layout_for(&self, n: usize) -> Result<Layout> {

@@ -259,4 +259,13 @@ impl Horizon {
     pub(super) fn live(&self, ts: i64) -> bool {
         ts > self.expired_at && ts >= self.floor
     }
+
+    /// Whether any timestamp of time segment `segment` (of `segment_ms`) is live.
+    pub(super) fn segment_live(&self, segment: i64, segment_ms: i64) -> bool {
+        let last = segment
+            .saturating_add(1)
+            .saturating_mul(segment_ms)
+            .saturating_sub(1);
+        self.live(last)
+    }
 }

@@ -268,11 +268,23 @@ mod tests {
 
     /// How many stored documents hold the template's first line.
     fn template_count(e: &Engine) -> u32 {
-        let line = TEMPLATE.lines().next().unwrap();
-        let shared = &e.shared;
-        let rules = shared.auto.as_ref().unwrap().veto.as_ref().unwrap();
+        line_count(e, TEMPLATE)
+    }
+
+    /// How many stored documents and counted duplicates hold the first line of `text`.
+    fn line_count(e: &Engine, text: &str) -> u32 {
+        let line = text.lines().next().unwrap().trim();
+        let rules = e.shared.auto.as_ref().unwrap().veto.as_ref().unwrap();
         let key = rules.line_keys(line)[0].unwrap();
-        shared.read().lines.get(key.exact)
+        e.shared.read().lines.get(key.exact)
+    }
+
+    /// The id an answer calls its document a duplicate of, if any.
+    fn duplicate_of(o: &crate::engine::Outcome) -> Option<&str> {
+        match &o.decision {
+            Decision::Duplicate { of, .. } => Some(of),
+            Decision::Unique => None,
+        }
     }
 
     fn page(i: u32) -> String {
@@ -431,17 +443,15 @@ mod tests {
         let o = e
             .check_and_insert(Doc::text("bare", posts[3].clone()))
             .unwrap();
-        assert!(
-            matches!(&o.decision, Decision::Duplicate { of, .. } if of == "p3"),
-            "{o:?}"
-        );
+        assert!(duplicate_of(&o) == Some("p3"), "{o:?}");
     }
 
     /// Regression: pages of a new template sent one at a time were duplicates of the first
     /// page stored with it, for ever — they matched it on the template alone, and as
     /// duplicates their lines were never counted, so the template was never learned. Its
-    /// duplicates' lines now count: once the template is held by `template_docs` documents,
-    /// a page that shares nothing else with the first is stored. The counts survive a
+    /// duplicates' lines now count: once the template is held by enough documents
+    /// ([`super::UNLEARNED_TEMPLATE_DOCS`], then `template_docs`), a page that shares nothing
+    /// else with the first is stored. The counts survive a
     /// restart from the log and from a snapshot, and leave with their time segment.
     #[test]
     fn pages_of_a_new_template_sent_one_at_a_time_are_learned_from_their_duplicates() {
@@ -466,12 +476,7 @@ mod tests {
                 .collect();
             format!("{}\n{LONG_TEMPLATE}", body.join(" "))
         };
-        let count = |e: &Engine| {
-            let line = LONG_TEMPLATE.lines().next().unwrap().trim();
-            let rules = e.shared.auto.as_ref().unwrap().veto.as_ref().unwrap();
-            let key = rules.line_keys(line)[0].unwrap();
-            e.shared.read().lines.get(key.exact)
-        };
+        let count = |e: &Engine| line_count(e, LONG_TEMPLATE);
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(1_700_000_000_000));
         let e = open(dir.path(), &clock);
@@ -483,7 +488,7 @@ mod tests {
             })
             .collect();
         assert!(
-            matches!(&answers[1].decision, Decision::Duplicate { of, .. } if of == "p0"),
+            duplicate_of(&answers[1]) == Some("p0"),
             "before the template is known a page matches the first on it: {:?}",
             answers[1]
         );
@@ -533,10 +538,7 @@ mod tests {
             let a = e
                 .check_and_insert(Doc::text(format!("copy{c}"), copy.join("\n")))
                 .unwrap();
-            assert!(
-                matches!(&a.decision, Decision::Duplicate { of, .. } if of == "original"),
-                "copy {c}: {a:?}"
-            );
+            assert!(duplicate_of(&a) == Some("original"), "copy {c}: {a:?}");
         }
     }
 
@@ -566,10 +568,7 @@ mod tests {
         let e = open(dir.path(), &clock);
         for r in e.check_and_insert_batch(docs) {
             let o = r.unwrap();
-            assert!(
-                !matches!(&o.decision, Decision::Duplicate { of, .. } if of == "rule"),
-                "{o:?}"
-            );
+            assert!(duplicate_of(&o) != Some("rule"), "{o:?}");
         }
         e.shutdown().unwrap();
         drop(e);
@@ -577,17 +576,11 @@ mod tests {
         let late = e
             .check_and_insert(Doc::text("late", templated(&posts[40])))
             .unwrap();
-        assert!(
-            !matches!(&late.decision, Decision::Duplicate { of, .. } if of == "rule"),
-            "{late:?}"
-        );
+        assert!(duplicate_of(&late) != Some("rule"), "{late:?}");
         let copy = e
             .check_and_insert(Doc::text("copy", templated(rule)))
             .unwrap();
-        assert!(
-            matches!(&copy.decision, Decision::Duplicate { of, .. } if of == "rule"),
-            "{copy:?}"
-        );
+        assert!(duplicate_of(&copy) == Some("rule"), "{copy:?}");
     }
 
     /// The line counts follow the stored documents and the counted duplicates: exact copies
