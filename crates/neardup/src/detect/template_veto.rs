@@ -410,17 +410,7 @@ impl VetoRules {
             return None;
         }
         let template = line_docs.iter().any(|&n| n >= self.opts.template_docs);
-        // The lines kept where the count is below `floor`.
-        let lines_below = |floor: u32| {
-            let mut out = String::new();
-            for (line, &n) in text.lines().zip(line_docs) {
-                if n < floor {
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            }
-            out
-        };
+        let lines_below = |floor: u32| lines_below(text, line_docs, floor);
         let kept = lines_below(self.opts.min_docs);
         // Digits are left out of the distinct part: copies that differ only in counters, dates
         // or view counts must not look distinct.
@@ -438,17 +428,14 @@ impl VetoRules {
             // to compare: it is *template-only*, an empty signature that no other distinct
             // part agrees with. Lines repeated in fewer documents (an article's, by its
             // copies) are its own.
-            if template {
-                let own =
-                    without_numerals(self.fp.normalize(&lines_below(self.opts.template_docs)));
-                if own.chars().filter(|&c| is_alphanumeric(c)).count()
+            if template
+                && self.letters_below(text, line_docs, self.opts.template_docs)
                     < self.opts.min_distinct_chars
-                {
-                    return Some(DistinctSketch {
-                        signature: Vec::new(),
-                        guard: None,
-                    });
-                }
+            {
+                return Some(DistinctSketch {
+                    signature: Vec::new(),
+                    guard: None,
+                });
             }
             return None;
         }
@@ -475,6 +462,43 @@ impl VetoRules {
             part,
         });
         Some(DistinctSketch { signature, guard })
+    }
+
+    /// The letters and digits of `text`'s lines held by fewer than `floor` documents, as its
+    /// distinct part counts them (normalised, numerals left out).
+    fn letters_below(&self, text: &str, line_docs: &[u32], floor: u32) -> usize {
+        without_numerals(self.fp.normalize(&lines_below(text, line_docs, floor)))
+            .chars()
+            .filter(|&c| is_alphanumeric(c))
+            .count()
+    }
+
+    /// Whether `text`, whose lines are held by `line_docs` documents, has fewer than
+    /// [`TemplateVetoOptions::min_distinct_chars`] letters outside its repeated lines (held by
+    /// [`TemplateVetoOptions::min_docs`]): too few for a distinct part, and template-only once
+    /// those lines are template lines ([`template_only_now`](Self::template_only_now)).
+    pub fn thin(&self, text: &str, line_docs: &[u32]) -> bool {
+        self.letters_below(text, line_docs, self.opts.min_docs) < self.opts.min_distinct_chars
+    }
+
+    /// Whether a [`thin`](Self::thin) page is *template-only* now that each of the lines
+    /// that were repeated when it was judged is held by `repeated` documents: when one is a
+    /// template line (held by [`TemplateVetoOptions::template_docs`]) and every one is held
+    /// by `learned` documents at least. With `learned` = `template_docs` that is what
+    /// [`distinct_part`](Self::distinct_part) would find with these counts: all the page has
+    /// besides its template lines is its thin rest. The online engine asks this of a page
+    /// stored before its template was known, with a lower `learned` (a template's lines that
+    /// are on only some of its pages reach `template_docs` long after the others); a line
+    /// below `learned` may be the page's own, repeated by its copies: then it is not.
+    pub fn template_only_now(&self, repeated: impl IntoIterator<Item = u32>, learned: u32) -> bool {
+        let mut template = false;
+        for n in repeated {
+            if n < learned {
+                return false;
+            }
+            template |= n >= self.opts.template_docs;
+        }
+        template
     }
 
     /// `kept` packed, unless it is longer than [`PACK_PIECE`] bytes: past that, `chars_each`
@@ -603,6 +627,19 @@ impl RecentKeys {
         *slot = k;
         new
     }
+}
+
+/// The lines of `text` (as [`str::lines`] splits them) held by fewer than `floor` documents
+/// (`line_docs[i]` for line `i`), each ended by a line feed.
+fn lines_below(text: &str, line_docs: &[u32], floor: u32) -> String {
+    let mut out = String::new();
+    for (line, &n) in text.lines().zip(line_docs) {
+        if n < floor {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// `s` without its numerals ([`is_numeric`](crate::features::is_numeric) characters): `s` itself when it has none, else a

@@ -8,7 +8,7 @@ use neardup_index::Layout;
 
 use rayon::prelude::*;
 
-use super::sketch::{self, Deferred, DocSketch};
+use super::sketch::{self, Deferred, DocSketch, ThinPage};
 use super::slab::Slot;
 use super::state::{Horizon, Inner, LIVE};
 use super::{lock, veto, Content, EngineError, Key, Purpose, Result, Shared, SyncMode};
@@ -290,6 +290,10 @@ impl Shared {
             let line_docs = std::mem::take(&mut v.line_docs);
             let distinct = rules.distinct_part_normalized(&d.text, &whole, &line_docs);
             v.part = distinct.as_ref().map(|d| d.kept());
+            if v.had_repeats && distinct.is_none() && rules.thin(&d.text, &line_docs) {
+                let keys = rules.line_keys(&d.text);
+                v.thin = Some(ThinPage::of(rules, &keys, &line_docs, &v.lines));
+            }
             v.distinct = distinct;
         }
         if let Some(b) = &d.body {
@@ -315,9 +319,6 @@ impl Shared {
     /// has none, of its body (under the template veto).
     fn live_sketch_matches(&self, inner: &Inner, h: Horizon, s: &DocSketch) -> Vec<(Verdict, u64)> {
         let rules = self.auto.as_ref().and_then(|a| a.veto.as_ref());
-        let (min_docs, unlearned_template) = rules.map_or((u32::MAX, u32::MAX), |r| {
-            (r.options().min_docs, super::veto::UNLEARNED_TEMPLATE_DOCS)
-        });
         let search = |by_body: bool| {
             let mut found = Vec::new();
             for (&sid, seg) in &inner.segments {
@@ -325,16 +326,7 @@ impl Shared {
                     continue;
                 }
                 if let Some(x) = &seg.sketches {
-                    x.find(
-                        s,
-                        by_body,
-                        rules,
-                        &|k| {
-                            inner.lines.stored_docs(k) >= min_docs
-                                || inner.lines.get(k) >= unlearned_template
-                        },
-                        &mut found,
-                    );
+                    x.find(s, by_body, rules, &inner.lines, &mut found);
                 }
             }
             found.retain(|(v, seq)| {

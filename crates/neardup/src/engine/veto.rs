@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
-use super::sketch::VetoSketch;
+use super::sketch::{ThinPage, VetoSketch};
 use crate::detect::Stage;
 use crate::hash::{xxh3, FastBuild};
 use crate::template_veto::{LineKey, VetoRules};
@@ -43,6 +43,10 @@ pub(super) fn counts_lines(stage: Stage) -> bool {
 /// held-out one (docs/quality.md, "The online engine learns templates from its duplicates"):
 /// 32 (`template_docs`) left most template pages sent one at a time matched to the first one;
 /// 8 costs no family of copies on those sets (groups of up to five).
+///
+/// A *thin* page stored with repeated lines ([`ThinPage`]) is template-only once one of them
+/// is held by `template_docs` documents and every one by this many (docs/quality.md,
+/// "Pages stored before their template was learned").
 pub(super) const UNLEARNED_TEMPLATE_DOCS: u32 = 8;
 
 /// Line key → how many stored documents hold the line, and how many counted duplicates.
@@ -200,9 +204,16 @@ pub(super) fn veto_sketch(
         .collect();
     distinct_lines.sort_unstable();
     distinct_lines.dedup();
+    let had_repeats = line_docs.iter().any(|&n| n >= min_docs);
+    // A thin page with repeated lines may be template-only once they are held by more
+    // documents: which they are is kept to ask again.
+    let thin =
+        (whole.is_some() && had_repeats && distinct.is_none() && rules.thin(text, &line_docs))
+            .then(|| ThinPage::of(rules, keys, &line_docs, &lines));
     VetoSketch {
+        had_repeats,
+        thin,
         lines,
-        had_repeats: line_docs.iter().any(|&n| n >= min_docs),
         distinct_lines,
         part: distinct.as_ref().map(|d| d.kept()),
         distinct,
@@ -581,6 +592,57 @@ mod tests {
             .check_and_insert(Doc::text("copy", templated(rule)))
             .unwrap();
         assert!(duplicate_of(&copy) == Some("rule"), "{copy:?}");
+    }
+
+    /// Regression: a page of a table rule and a template, stored while the template's lines
+    /// were held by fewer than `template_docs` documents, had them counted as its own, so it
+    /// was not template-only, and every later page of the template matched it on the template
+    /// alone (held-out zh_linux_kernel_docs_zh_TW short containment, requests of 100: F1
+    /// 0.076). Once its template lines are held by `template_docs` documents it is judged
+    /// template-only again, across a restart too.
+    #[test]
+    fn page_stored_before_its_template_was_learned_becomes_template_only() {
+        let rule = "|        |    |        +----------> [28:16] L3 索引";
+        let post = |i: usize| {
+            format!(
+                "reader letter {i}: the {} arrived late again this week {}",
+                ["tram", "ferry", "post", "rain", "bus"][i % 5],
+                BODIES[i % BODIES.len()]
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let e = open(dir.path(), &clock);
+        // One request: the rule's page and four pages of the template (its lines in five
+        // documents: repeated, not yet a template).
+        let mut docs = vec![Doc::text("rule", templated(rule))];
+        docs.extend((0..4).map(|i| Doc::text(format!("p{i}"), templated(&post(i)))));
+        let first = e.check_and_insert_batch(docs);
+        assert!(first[0].as_ref().unwrap().stored);
+        // Pages one at a time until the template's lines are held by `template_docs`
+        // documents (stored, or counted as duplicates).
+        let template_docs = crate::template_veto::TemplateVetoOptions::default().template_docs;
+        let mut i = 4;
+        while line_count(&e, &templated("")[1..]) < template_docs {
+            e.check_and_insert(Doc::text(format!("p{i}"), templated(&post(i))))
+                .unwrap();
+            i += 1;
+            assert!(i < 200, "the template's lines are counted");
+        }
+        let check = |e: &Engine, id: &str, text: String| {
+            let o = e.check_and_insert(Doc::text(id, text)).unwrap();
+            duplicate_of(&o).map(str::to_string)
+        };
+        assert_eq!(check(&e, "late", templated(&post(500))), None);
+        e.shutdown().unwrap();
+        drop(e);
+        let e = open(dir.path(), &clock);
+        assert_eq!(check(&e, "later", templated(&post(501))), None);
+        assert_eq!(
+            check(&e, "copy", templated(rule)).as_deref(),
+            Some("rule"),
+            "an exact copy of a template-only page is its duplicate"
+        );
     }
 
     /// The line counts follow the stored documents and the counted duplicates: exact copies

@@ -234,6 +234,10 @@ struct OnlineVeto {
     parts: std::collections::HashMap<u32, DistinctPart>,
     /// The lines of the stored documents none of whose lines was repeated when stored.
     unlearned: std::collections::HashMap<u32, Vec<u64>>,
+    /// The exact keys of the lines that were repeated when a thin page was stored (a
+    /// repeated line, no distinct part, `VetoRules::thin`): each match asks again whether it
+    /// is template-only.
+    thin: std::collections::HashMap<u32, Vec<u64>>,
 }
 
 struct OnlineSketch {
@@ -245,6 +249,8 @@ struct OnlineSketch {
     had_repeats: bool,
     distinct_lines: Vec<u64>,
     distinct: Option<DistinctSketch>,
+    /// When it is a thin page without a distinct part, its lines repeated now.
+    thin: Option<Vec<u64>>,
 }
 
 impl Detector for OnlineVeto {
@@ -302,14 +308,27 @@ impl Detector for OnlineVeto {
         distinct_lines.sort_unstable();
         distinct_lines.dedup();
         let index_body = body.is_some() && self.rules.body_is_own(text, &line_docs, &template_docs);
+        let had_repeats = line_docs.iter().any(|&n| n >= min);
+        let distinct = self.rules.distinct_part(text, &line_docs);
         Ok(OnlineSketch {
             inner,
             body,
             index_body,
             lines: self.rules.counted_lines(text),
-            had_repeats: line_docs.iter().any(|&n| n >= min),
+            had_repeats,
             distinct_lines,
-            distinct: self.rules.distinct_part(text, &line_docs),
+            thin: (had_repeats && distinct.is_none() && self.rules.thin(text, &line_docs)).then(
+                || {
+                    self.rules
+                        .line_keys(text)
+                        .into_iter()
+                        .zip(&line_docs)
+                        .filter(|(_, &n)| n >= min)
+                        .filter_map(|(k, _)| k.map(|k| k.exact))
+                        .collect()
+                },
+            ),
+            distinct,
         })
     }
     fn find(&self, s: &OnlineSketch) -> Vec<Verdict> {
@@ -356,9 +375,26 @@ impl OnlineVeto {
             let s = stored.get(k).copied().unwrap_or(0);
             s >= min || s + duplicates.get(k).copied().unwrap_or(0) >= template
         };
+        // Today's counts, stored documents and duplicates, by a line's exact key.
+        let docs = |k: u64| {
+            stored.get(&k).copied().unwrap_or(0) + duplicates.get(&k).copied().unwrap_or(0)
+        };
+        let template_only = |repeated: &Vec<u64>| {
+            self.rules
+                .template_only_now(repeated.iter().map(|&k| docs(k)), UNLEARNED_TEMPLATE_DOCS)
+        };
+        let empty = DistinctPart {
+            signature: Box::new([]),
+            samples: None,
+        };
         found.retain(|v| {
             if s.distinct.is_none() {
                 return true;
+            }
+            // A thin page is template-only once one of the lines repeated when it was stored
+            // is a template line and every one is held by `UNLEARNED_TEMPLATE_DOCS` documents.
+            if self.thin.get(&v.of).is_some_and(template_only) {
+                return self.rules.stands(v, s.distinct.as_ref(), Some(&empty));
             }
             match self.unlearned.get(&v.of) {
                 Some(theirs) => {
@@ -389,6 +425,9 @@ impl OnlineVeto {
         if !s.had_repeats {
             self.unlearned.insert(doc, s.lines.clone());
         }
+        if let Some(t) = s.thin {
+            self.thin.insert(doc, t);
+        }
         if let (Some(body), true) = (s.body, s.index_body) {
             self.bodies.insert(doc, body);
         }
@@ -412,9 +451,20 @@ fn templated_texts() -> Vec<String> {
             0 => t,
             k => format!("{t}\n{}", templates[k - 1]),
         });
+        // Template-only pages (a table rule in a template), the first stored while their
+        // template's lines are repeated but not yet template lines: judged again as their
+        // template is learned.
+        if i % 200 == 10 {
+            for tpl in templates {
+                out.push(format!("{TABLE_RULE}\n{tpl}"));
+            }
+        }
     }
     out
 }
+
+/// A page's own line of three letters, fewer than a distinct part needs.
+const TABLE_RULE: &str = "|        |    |        +----------> [28:16] L3 索引";
 
 #[test]
 fn streaming_through_the_engine_under_the_template_veto_gives_the_online_rules_decisions() {
@@ -432,6 +482,7 @@ fn streaming_through_the_engine_under_the_template_veto_gives_the_online_rules_d
         batch: Default::default(),
         parts: Default::default(),
         unlearned: Default::default(),
+        thin: Default::default(),
     });
     // The engine's requests: cut at the restarts too (a request never spans one).
     let n = texts.len();
@@ -461,6 +512,22 @@ fn streaming_through_the_engine_under_the_template_veto_gives_the_online_rules_d
     assert!(
         refused > 0,
         "the veto refuses template-only matches: {refused} refused"
+    );
+    // A template-only page is the duplicate of template-only pages alone, once its template
+    // is learned.
+    let rule_pages: Vec<usize> = (0..texts.len())
+        .filter(|&i| texts[i].starts_with(TABLE_RULE))
+        .collect();
+    assert!(rule_pages.len() >= 4, "{rule_pages:?}");
+    let of_rule_pages = want
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.as_ref().is_some_and(|w| rule_pages.contains(&w.0)))
+        .map(|(i, _)| i)
+        .collect::<Vec<_>>();
+    assert!(
+        of_rule_pages.iter().all(|i| rule_pages.contains(i)),
+        "rule pages {rule_pages:?}, their duplicates {of_rule_pages:?}"
     );
     // Every run is cut at n/3, n/2 and 2n/3 (restarts, or requests cut there).
     let n = texts.len();

@@ -540,3 +540,54 @@ fn template_page_with_almost_no_letters_of_its_own_does_not_absorb_the_template(
         found[41]
     );
 }
+
+/// A thin page (three letters outside its repeated lines) judged again as its lines' counts
+/// grow: template-only once one repeated line is a template line and every one is held by
+/// `learned` documents; with `learned` = `template_docs`, exactly when its distinct part, taken
+/// with those counts, is the empty one of a template-only page.
+#[test]
+fn thin_page_is_template_only_once_its_repeated_lines_are_template_lines() {
+    let rules = VetoRules::new(
+        Fingerprinter::new(FingerprintConfig::default()).unwrap(),
+        TemplateVetoOptions::default(),
+    )
+    .unwrap();
+    let opts = rules.options().clone();
+    let text = "|        |    |        +----------> [28:16] L3 索引\n\
+        版权声明：本文版权归原作者所有，未经授权，任何单位和个人不得转载、摘编或以其他方式使用。\n\
+        读者交流群已开放，扫描页面底部二维码即可加入，与数万名读者一起讨论、分享与成长。\n";
+    let rule_only = [1, opts.min_docs, opts.min_docs];
+    assert!(rules.thin(text, &rule_only));
+    // Its own line repeated instead: not thin, whatever the others.
+    assert!(!rules.thin(
+        "这是一篇文章自己的句子，只出现在这里\n\
+        版权声明：本文版权归原作者所有，未经授权，任何单位和个人不得转载、摘编或以其他方式使用。\n",
+        &[1, 5]
+    ));
+    let t = opts.template_docs;
+    for (a, b, learned, want) in [
+        (t, t, t, true),
+        (t, t - 1, t, false),
+        (t, t - 1, 8, true),
+        (t, 7, 8, false),
+        (t - 1, t - 1, 8, false),
+    ] {
+        assert_eq!(
+            rules.template_only_now([a, b], learned),
+            want,
+            "{a} {b} {learned}"
+        );
+        if learned == t {
+            let part = rules.distinct_part(text, &[1, a, b]);
+            assert_eq!(
+                part.is_some_and(|p| p.signature.is_empty()),
+                want,
+                "{a} {b}"
+            );
+        }
+    }
+    assert!(
+        !rules.template_only_now([], 8),
+        "no repeated line, no template"
+    );
+}

@@ -1,6 +1,6 @@
 //! The encoding of a document's sketch in log records, snapshots and Redis entries.
 //!
-//! Encoding, version 5 (every integer little endian):
+//! Encoding, version 6 (every integer little endian):
 //! `4 u8 | exact u128 | chars u32 | flags u8` then, by flag,
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | keys u64×n`;
 //! `simhash` (2): `u64`;
@@ -9,15 +9,18 @@
 //! see `MinHashDetectorOptions::bits`); the band keys are computed from the signature when
 //! the sketch is indexed;
 //! `shingles` (8, with minhash): `n u32 | u64×n`;
-//! `lines` (32, under the template veto): `n u32 | u64×n | had_repeats u8` — the keys of the
-//! document's counted lines, sorted, and whether any was repeated when it was stored;
+//! `lines` (32, under the template veto): `n u32 | u64×n | had_repeats u8 | thin u8` — the
+//! keys of the document's counted lines, sorted, whether any was repeated when it was stored,
+//! and with `thin` 1 (a `ThinPage`) a bit set of `ceil(n / 8)` bytes: bit `i` (of byte
+//! `i / 8`, lowest first) when key `i` is a line's exact key and that line was repeated;
 //! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
 //! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
 //! part, each `complete u8 | n u16 | u32×n`;
 //! then, with `lines`, `body u8`: with 1 the document's indexed body follows as the whole is
 //! written (`exact u128 | chars u32 | flags u8` with only the `short`, `simhash`, `minhash`
 //! and `shingles` bits, then those parts).
-//! Version 4 is version 5 without `body`; it is read (no body is indexed). Version 3 wrote every signature entry as `u32` without `width`; it is read.
+//! Version 5 is version 6 without `thin`; it is read (the document is not judged
+//! template-only again). Version 4 is version 5 without `body`; it is read (no body is indexed). Version 3 wrote every signature entry as `u32` without `width`; it is read.
 //! Version 2 also wrote the band keys after the signature (`m u16 | keys u64×m`); it is read,
 //! its keys kept. Version 1 differs from version 2 only in the `distinct` part (32-bit slots,
 //! 64-bit samples): a version 1 sketch without one is read as version 2; one with it is refused
@@ -26,7 +29,7 @@
 //! The detector configuration that produced the sketch is recorded in the data directory, so a
 //! sketch is only ever read by an engine with the same configuration.
 
-use super::{DocSketch, VetoSketch};
+use super::{DocSketch, ThinPage, VetoSketch};
 use crate::detect::containment::{BottomK, PackedBottomK};
 use crate::minhash::MinHashSketch;
 use crate::policy::AutoSketch;
@@ -34,7 +37,9 @@ use crate::shorttext::ShortSketch;
 use crate::template_veto::DistinctPart;
 
 /// The version this build writes.
-pub(super) const VERSION: u8 = 5;
+pub(super) const VERSION: u8 = 6;
+/// Version 6 without `thin`; read.
+pub(super) const VERSION_5: u8 = 5;
 /// Version 5 without the indexed body; read.
 pub(super) const VERSION_4: u8 = 4;
 /// Version 4's layout with 32-bit signature entries and no `width`; read.
@@ -83,6 +88,16 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
             out.extend_from_slice(&k.to_le_bytes());
         }
         out.push(u8::from(v.had_repeats));
+        if version >= VERSION {
+            match &v.thin {
+                Some(t) => {
+                    debug_assert_eq!(t.repeated.len(), v.lines.len().div_ceil(8));
+                    out.push(1);
+                    out.extend_from_slice(&t.repeated);
+                }
+                None => out.push(0),
+            }
+        }
         if let Some(p) = v.part.as_ref().filter(|_| !hold) {
             out.extend_from_slice(&(p.signature.len() as u16).to_le_bytes());
             for x in p.signature.iter() {
@@ -99,7 +114,7 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
                 }
             }
         }
-        if version >= VERSION {
+        if version >= VERSION_5 {
             match d.body.as_ref().filter(|_| d.index_body) {
                 Some(b) => {
                     out.push(1);
@@ -231,7 +246,11 @@ pub(in crate::engine) fn decode(b: &[u8]) -> Result<DocSketch, String> {
 pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
-    if ![VERSION, VERSION_4, VERSION_3, VERSION_2, VERSION_1].contains(&v) {
+    if ![
+        VERSION, VERSION_5, VERSION_4, VERSION_3, VERSION_2, VERSION_1,
+    ]
+    .contains(&v)
+    {
         return Err(format!(
             "sketch encoding version {v}, this build reads version {VERSION}"
         ));
@@ -266,6 +285,17 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
             1 => true,
             x => return Err(format!("lines: repeated flag {x}")),
         };
+        let thin = if v >= VERSION {
+            match r.u8()? {
+                0 => None,
+                1 => Some(ThinPage {
+                    repeated: r.take(n.div_ceil(8))?.to_vec(),
+                }),
+                x => return Err(format!("lines: thin flag {x}")),
+            }
+        } else {
+            None
+        };
         let part = if flags & DISTINCT != 0 {
             let n = r.u16()? as usize;
             let signature = (0..n).map(|_| r.u16()).collect::<Result<Box<[u16]>, _>>()?;
@@ -296,6 +326,7 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
             distinct_lines: Vec::new(),
             distinct: None,
             part,
+            thin,
             line_docs: Vec::new(),
         })
     } else if flags & (DISTINCT | HELD) != 0 {
@@ -303,7 +334,7 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     } else {
         None
     };
-    let body = if v >= VERSION && veto.is_some() {
+    let body = if v >= VERSION_5 && veto.is_some() {
         match r.u8()? {
             0 => None,
             1 => {

@@ -6,6 +6,8 @@ use crate::detect::{compare_verdicts, keep_stronger, Detector, Verdict};
 use crate::policy::{AutoDetector, AutoSketch};
 use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, VetoRules};
 
+use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
+
 mod encoding;
 
 pub(super) use encoding::{decode, encode, has_minhash};
@@ -64,10 +66,68 @@ pub(super) struct VetoSketch {
     pub(super) distinct: Option<DistinctSketch>,
     /// What the index keeps of its distinct part.
     pub(super) part: Option<DistinctPart>,
+    /// For a thin page stored with repeated lines: which were repeated, to judge it again
+    /// with the line counts of each match.
+    pub(super) thin: Option<ThinPage>,
     /// When its distinct part was put off ([`DocSketch::deferred`]): how many documents held
     /// each of its lines when it was sketched (`line_keys` order), what the part is computed
     /// from. Otherwise empty. Never encoded.
     pub(super) line_docs: Vec<u32>,
+}
+
+/// A *thin* page ([`VetoRules::thin`]: fewer letters outside its repeated lines than a
+/// distinct part needs) stored with repeated lines, and so without a distinct part: which of
+/// its lines were repeated then. Stored before its template lines were held by
+/// [`template_docs`](crate::template_veto::TemplateVetoOptions::template_docs) documents, it
+/// was not template-only; it is judged again with the line counts of each match
+/// ([`VetoRules::template_only_now`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) struct ThinPage {
+    /// Bit `i` (of byte `i / 8`, from the lowest) set when [`VetoSketch::lines`]`[i]` is the
+    /// exact key of a line repeated when the page was stored.
+    pub(super) repeated: Vec<u8>,
+}
+
+impl ThinPage {
+    /// The thin page whose lines have `keys` ([`VetoRules::line_keys`]), held by `line_docs`
+    /// documents by their exact keys, and make `lines` ([`VetoSketch::lines`]).
+    pub(super) fn of(
+        rules: &VetoRules,
+        keys: &[Option<LineKey>],
+        line_docs: &[u32],
+        lines: &[u64],
+    ) -> ThinPage {
+        let mut repeated = vec![0u8; lines.len().div_ceil(8)];
+        for (k, &n) in keys.iter().zip(line_docs) {
+            let at = k
+                .filter(|_| n >= rules.options().min_docs)
+                .and_then(|k| lines.binary_search(&k.exact).ok());
+            if let Some(i) = at {
+                repeated[i / 8] |= 1 << (i % 8);
+            }
+        }
+        ThinPage { repeated }
+    }
+
+    /// Whether the page, whose lines are `lines`, is template-only now that line `k` is held
+    /// by `docs(k)` documents.
+    pub(super) fn template_only_now(
+        &self,
+        rules: &VetoRules,
+        lines: &[u64],
+        docs: &dyn Fn(u64) -> u32,
+    ) -> bool {
+        let repeated = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                self.repeated
+                    .get(i / 8)
+                    .is_some_and(|b| b & (1 << (i % 8)) != 0)
+            })
+            .map(|(_, &k)| docs(k));
+        rules.template_only_now(repeated, UNLEARNED_TEMPLATE_DOCS)
+    }
 }
 
 /// One time segment's `auto` index: the detector (documents numbered by their position in the
@@ -85,6 +145,8 @@ pub(super) struct SketchIndex {
     /// Under the template veto, the positions whose document had no repeated line when it
     /// was stored.
     unlearned: Vec<bool>,
+    /// Under the template veto, the positions whose document is a [`ThinPage`].
+    rejudged: Vec<bool>,
     pub(super) handles: Vec<u32>,
     pub(super) seqs: Vec<u64>,
     blobs: Vec<u8>,
@@ -98,6 +160,7 @@ impl SketchIndex {
             bodies: None,
             parts: Vec::new(),
             unlearned: Vec::new(),
+            rejudged: Vec::new(),
             handles: Vec::new(),
             seqs: Vec::new(),
             blobs: Vec::new(),
@@ -146,6 +209,8 @@ impl SketchIndex {
             self.parts.push(v.part.take().map(Box::new));
             self.unlearned.resize(pos as usize, false);
             self.unlearned.push(!v.had_repeats);
+            self.rejudged.resize(pos as usize, false);
+            self.rejudged.push(v.thin.is_some());
         }
         if let Some(body) = sketch.body.take().filter(|_| sketch.index_body) {
             self.bodies.get_or_insert_with(make).insert(pos, body);
@@ -191,11 +256,27 @@ impl SketchIndex {
 
     /// The counted lines of the document at `pos` (empty without the template veto).
     pub(super) fn lines(&self, pos: usize) -> Vec<u64> {
+        self.veto(pos).map(|v| v.lines).unwrap_or_default()
+    }
+
+    /// What the encoded sketch at `pos` holds for the template veto.
+    fn veto(&self, pos: usize) -> Option<VetoSketch> {
         decode_any(self.raw(pos))
             .expect("a sketch this index encoded")
             .veto
-            .map(|v| v.lines)
-            .unwrap_or_default()
+    }
+
+    /// Whether the document at `pos`, a [`ThinPage`], is template-only now that its lines
+    /// are held by `docs(k)` documents.
+    fn template_only_now(&self, pos: usize, rules: &VetoRules, docs: &dyn Fn(u64) -> u32) -> bool {
+        if !self.rejudged.get(pos).copied().unwrap_or(false) {
+            return false;
+        }
+        self.veto(pos).is_some_and(|v| {
+            v.thin
+                .as_ref()
+                .is_some_and(|t| t.template_only_now(rules, &v.lines, docs))
+        })
     }
 
     /// The position of the document with arrival sequence `seq`.
@@ -210,19 +291,30 @@ impl SketchIndex {
     /// Every indexed document the sketch (its body's when `by_body`) is a near-duplicate of, by
     /// its whole text or its indexed body (the stronger when both), as `(verdict with `of` =
     /// its handle, its sequence)`; the caller checks that the handle still holds that sequence.
-    /// Under the template veto (`rules`; `template(k)`: whether line `k` now makes a document
-    /// stored before it was repeated a template page — held by
-    /// [`min_docs`](crate::template_veto::TemplateVetoOptions::min_docs) stored documents, or
-    /// by [`UNLEARNED_TEMPLATE_DOCS`](super::veto::UNLEARNED_TEMPLATE_DOCS) stored documents
-    /// and counted duplicates), matches it vetoes are left out.
+    /// Under the template veto (`rules`, with the engine's line counts `counts`), matches it
+    /// vetoes are left out: a document stored before any of its lines was repeated is a
+    /// template page once one of its lines is held by
+    /// [`min_docs`](crate::template_veto::TemplateVetoOptions::min_docs) stored documents,
+    /// or by [`UNLEARNED_TEMPLATE_DOCS`] stored documents and counted duplicates; a document
+    /// stored thin ([`ThinPage`]) is judged template-only again with today's counts.
     pub(super) fn find(
         &self,
         s: &DocSketch,
         by_body: bool,
         rules: Option<&VetoRules>,
-        template: &dyn Fn(u64) -> bool,
+        counts: &LineCounts,
         out: &mut Vec<(Verdict, u64)>,
     ) {
+        let template = |k: u64| {
+            rules.is_some_and(|r| counts.stored_docs(k) >= r.options().min_docs)
+                || counts.get(k) >= UNLEARNED_TEMPLATE_DOCS
+        };
+        let docs = |k: u64| counts.get(k);
+        // The distinct part of a template-only page.
+        let template_only = DistinctPart {
+            signature: Box::new([]),
+            samples: None,
+        };
         let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
         let query = if by_body {
             s.body.as_ref()
@@ -240,7 +332,11 @@ impl SketchIndex {
             let pos = v.of as usize;
             if let (Some(r), Some(_), Some(veto)) = (rules, mine, &s.veto) {
                 let unlearned = self.unlearned.get(pos).copied().unwrap_or(false);
-                let stands = if unlearned {
+                let stands = if self.template_only_now(pos, r, &docs) {
+                    // Its part is now an empty signature, as if it had been stored with
+                    // today's counts.
+                    r.stands(&v, mine, Some(&template_only))
+                } else if unlearned {
                     let theirs = self.lines(pos);
                     // Its lines go by their exact keys. A line repeated since by a few
                     // duplicates is as likely an article's own, repeated by its copies: only
@@ -270,6 +366,7 @@ impl SketchIndex {
             + self.bodies.as_ref().map_or(0, |b| b.heap_bytes())
             + self.parts.capacity() * 8
             + self.unlearned.capacity()
+            + self.rejudged.capacity()
             + self
                 .parts
                 .iter()

@@ -1,6 +1,6 @@
 //! The sketch encoding and the per-segment index, against what they were given.
 
-use super::encoding::{VERSION_1, VERSION_2, VERSION_3, VERSION_4};
+use super::encoding::{VERSION_1, VERSION_2, VERSION_3, VERSION_4, VERSION_5};
 use super::*;
 use crate::detect::containment::{BottomK, PackedBottomK};
 use crate::detect::Stage;
@@ -29,17 +29,25 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
             veto: None,
             deferred: None,
         });
-        out.push(DocSketch {
-            body: None,
-            index_body: false,
-            auto: auto.clone(),
-            veto: Some(VetoSketch {
-                lines: vec![3, 5, 8],
-                had_repeats: true,
-                ..VetoSketch::default()
+        for thin in [
+            None,
+            Some(ThinPage {
+                repeated: vec![0b101],
             }),
-            deferred: None,
-        });
+        ] {
+            out.push(DocSketch {
+                body: None,
+                index_body: false,
+                auto: auto.clone(),
+                veto: Some(VetoSketch {
+                    lines: vec![3, 5, 8],
+                    had_repeats: true,
+                    thin,
+                    ..VetoSketch::default()
+                }),
+                deferred: None,
+            });
+        }
         for samples in [
             None,
             Some((
@@ -60,6 +68,7 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
                         signature: (0..128).collect(),
                         samples,
                     }),
+                    thin: None,
                     line_docs: Vec::new(),
                 }),
                 deferred: None,
@@ -83,13 +92,43 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
     out
 }
 
-/// What a sketch reads back as from an encoding before version 5: no indexed body.
+/// What a sketch reads back as from an encoding before version 6: not thin.
+fn without_thin(s: &DocSketch) -> DocSketch {
+    let mut s = s.clone();
+    if let Some(v) = s.veto.as_mut() {
+        v.thin = None;
+    }
+    s
+}
+
+/// What a sketch reads back as from an encoding before version 5: no indexed body (and not
+/// thin).
 fn without_body(s: &DocSketch) -> DocSketch {
     DocSketch {
         body: None,
         index_body: false,
-        ..s.clone()
+        ..without_thin(s)
     }
+}
+
+/// Version 5 did not mark thin pages: read, the page is not judged template-only again.
+#[test]
+fn version_5_sketches_are_read_as_not_thin() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
+    let mut thin = 0;
+    for s in sketches(&det) {
+        let (mut b5, mut b6) = (Vec::new(), Vec::new());
+        encode_with(&s, &mut b5, false, false, VERSION_5);
+        encode(&s, &mut b6);
+        assert_eq!(decode(&b5).unwrap(), without_band_keys(&without_thin(&s)));
+        if let Some(v) = &s.veto {
+            let bits = v.thin.as_ref().map_or(0, |t| t.repeated.len());
+            assert_eq!(b6.len(), b5.len() + 1 + bits);
+            thin += usize::from(v.thin.is_some());
+        }
+    }
+    assert!(thin > 0);
 }
 
 #[test]
@@ -210,8 +249,8 @@ fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
             deferred: None,
         };
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        with.find(&q, false, None, &|_| false, &mut a);
-        without.find(&q, false, None, &|_| false, &mut b);
+        with.find(&q, false, None, &LineCounts::default(), &mut a);
+        without.find(&q, false, None, &LineCounts::default(), &mut b);
         assert_eq!(a, b);
         found += a.iter().filter(|(v, _)| v.stage == Stage::Minhash).count();
     }
@@ -278,7 +317,7 @@ fn index_gives_back_the_full_encoding() {
     );
     for (strip, hold) in [(true, false), (false, true)] {
         let mut stripped = Vec::new();
-        encode_with(&sketches(&det)[7], &mut stripped, strip, hold, VERSION);
+        encode_with(&sketches(&det)[9], &mut stripped, strip, hold, VERSION);
         assert!(decode(&stripped).is_err());
     }
 }
