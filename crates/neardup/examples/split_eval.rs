@@ -28,6 +28,8 @@
 //! veto, the long path's signature entries kept at those bits.
 //! `SPLIT_EVAL_SHARES=0.05,0.175,0.35` replaces the columns with the default searching the body
 //! from those template shares (`TemplateVetoOptions::strip_template_share`).
+//! `SPLIT_EVAL_COPIES=n` plants up to `n` copies per group in every family (a story
+//! syndicated widely).
 //! `SPLIT_EVAL_FALSE_LINKS=1` prints each decision that links documents of different planted
 //! groups (the kinds, the stage and similarity, both texts) to standard error.
 //! `SPLIT_EVAL_BODY_INDEX=1` replaces the columns with the default against the default that
@@ -551,11 +553,17 @@ fn main() {
                 continue;
             }
             for &seed in &seeds {
+                // `SPLIT_EVAL_COPIES=n`: up to `n` copies per group in every family.
+                let copies = std::env::var("SPLIT_EVAL_COPIES")
+                    .ok()
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or(base.copies);
                 let set = make_set(
                     sources,
                     &MakeOptions {
                         seed,
                         max_sources: 1500,
+                        copies,
                         ..base.clone()
                     },
                 );
