@@ -30,6 +30,10 @@
 //! from those template shares (`TemplateVetoOptions::strip_template_share`).
 //! `SPLIT_EVAL_COPIES=n` plants up to `n` copies per group in every family (a story
 //! syndicated widely).
+//! `SPLIT_EVAL_LINKAGE=components` deduplicates every batch column by single linkage.
+//! `SPLIT_EVAL_DUMP=dir` writes each set to `dir` as JSONL (`id`, `text`, `group`, `kind`).
+//! `SPLIT_EVAL_MISSES=repost` (a kind) prints each planted copy of that kind left out of its
+//! original's cluster, with both texts, to standard error.
 //! `SPLIT_EVAL_FALSE_LINKS=1` prints each decision that links documents of different planted
 //! groups (the kinds, the stage and similarity, both texts) to standard error.
 //! `SPLIT_EVAL_BODY_INDEX=1` replaces the columns with the default against the default that
@@ -182,7 +186,12 @@ fn engine_clusters(v: &Variant, texts: &[String], request: usize) -> (Vec<u64>, 
 }
 
 fn run<D: Detector>(det: D, texts: &[String]) -> (Vec<u64>, Vec<Link>) {
-    let mut dd = Deduper::with_linkage(det, Linkage::Kept);
+    // `SPLIT_EVAL_LINKAGE=components`: single linkage in every batch column.
+    let linkage = match std::env::var("SPLIT_EVAL_LINKAGE").as_deref() {
+        Ok("components") => Linkage::Components,
+        _ => Linkage::Kept,
+    };
+    let mut dd = Deduper::with_linkage(det, linkage);
     for chunk in texts.chunks(4096) {
         dd.push_batch(chunk).expect("sketches");
     }
@@ -237,6 +246,25 @@ fn false_links(set: &str, truth: &[Truth], texts: &[String], links: &[Link]) {
             eprintln!(
                 "false link in {set}: {:?} {} ← {:?} {}, {:?} {:?}\n  {:?}\n  {:?}",
                 a.kind, l.of, b.kind, l.doc, l.stage, l.similarity, texts[l.of], texts[l.doc]
+            );
+        }
+    }
+}
+
+/// Prints each planted copy of `kind` that ends up outside its original's cluster (`c[i]`:
+/// document `i`'s cluster), with both texts.
+fn misses(set: &str, truth: &[Truth], texts: &[String], c: &[u64], kind: &str) {
+    for (i, t) in truth.iter().enumerate() {
+        if format!("{:?}", t.kind).to_lowercase() != kind {
+            continue;
+        }
+        let original = truth
+            .iter()
+            .position(|o| o.group == t.group && o.kind == Kind::Original);
+        if let Some(o) = original.filter(|&o| c[o] != c[i]) {
+            eprintln!(
+                "missed {kind} in {set}: {i} of {o}\n  {:?}\n  {:?}",
+                texts[i], texts[o]
             );
         }
     }
@@ -569,6 +597,26 @@ fn main() {
                 );
                 let truth: Vec<Truth> = set.docs.iter().map(|d| d.truth()).collect();
                 let texts: Vec<String> = set.docs.into_iter().map(|d| d.text).collect();
+                // `SPLIT_EVAL_DUMP=dir`: each set as JSONL (`id` = position, `text`, `group`).
+                if let Ok(dir) = std::env::var("SPLIT_EVAL_DUMP") {
+                    let name = format!(
+                        "{}/{} {fam} {seed}.jsonl",
+                        dir,
+                        f.trim_end_matches(".jsonl")
+                    );
+                    let lines: String = texts
+                        .iter()
+                        .zip(&truth)
+                        .enumerate()
+                        .map(|(i, (t, tr))| {
+                            format!(
+                                "{}\n",
+                                serde_json::json!({"id": i, "text": t, "group": tr.group, "kind": format!("{:?}", tr.kind)})
+                            )
+                        })
+                        .collect();
+                    std::fs::write(&name, lines).expect("SPLIT_EVAL_DUMP: a writable directory");
+                }
                 let cells: Vec<String> = variants
                     .iter()
                     .map(|v| {
@@ -579,6 +627,15 @@ fn main() {
                                 &truth,
                                 &texts,
                                 &links,
+                            );
+                        }
+                        if let Ok(kind) = std::env::var("SPLIT_EVAL_MISSES") {
+                            misses(
+                                &format!("{f} {fam} {seed}, {}", v.name),
+                                &truth,
+                                &texts,
+                                &c,
+                                &kind,
                             );
                         }
                         let s = score(&truth, &c);
