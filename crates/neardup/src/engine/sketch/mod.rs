@@ -146,7 +146,7 @@ pub(super) struct SketchIndex {
     /// was stored.
     unlearned: Vec<bool>,
     /// Under the template veto, the positions whose document is a [`ThinPage`].
-    rejudged: Vec<bool>,
+    thin_pages: Vec<bool>,
     pub(super) handles: Vec<u32>,
     pub(super) seqs: Vec<u64>,
     blobs: Vec<u8>,
@@ -160,7 +160,7 @@ impl SketchIndex {
             bodies: None,
             parts: Vec::new(),
             unlearned: Vec::new(),
-            rejudged: Vec::new(),
+            thin_pages: Vec::new(),
             handles: Vec::new(),
             seqs: Vec::new(),
             blobs: Vec::new(),
@@ -209,8 +209,8 @@ impl SketchIndex {
             self.parts.push(v.part.take().map(Box::new));
             self.unlearned.resize(pos as usize, false);
             self.unlearned.push(!v.had_repeats);
-            self.rejudged.resize(pos as usize, false);
-            self.rejudged.push(v.thin.is_some());
+            self.thin_pages.resize(pos as usize, false);
+            self.thin_pages.push(v.thin.is_some());
         }
         if let Some(body) = sketch.body.take().filter(|_| sketch.index_body) {
             self.bodies.get_or_insert_with(make).insert(pos, body);
@@ -269,7 +269,7 @@ impl SketchIndex {
     /// Whether the document at `pos`, a [`ThinPage`], is template-only now that its lines
     /// are held by `docs(k)` documents.
     fn template_only_now(&self, pos: usize, rules: &VetoRules, docs: &dyn Fn(u64) -> u32) -> bool {
-        if !self.rejudged.get(pos).copied().unwrap_or(false) {
+        if !self.thin_pages.get(pos).copied().unwrap_or(false) {
             return false;
         }
         self.veto(pos).is_some_and(|v| {
@@ -366,7 +366,7 @@ impl SketchIndex {
             + self.bodies.as_ref().map_or(0, |b| b.heap_bytes())
             + self.parts.capacity() * 8
             + self.unlearned.capacity()
-            + self.rejudged.capacity()
+            + self.thin_pages.capacity()
             + self
                 .parts
                 .iter()
