@@ -298,6 +298,10 @@ impl<D: Detector> Deduper<D> {
             self.outcomes.push(o);
             return o;
         };
+        // A sketch put off after an exact copy is completed unless that copy decides it.
+        let sketch = self
+            .detector
+            .resolve(sketch, self.linkage == Linkage::Components);
         let verdicts = self.detector.find(&sketch);
         let best = best_verdict(&verdicts);
         let mut root = doc;
@@ -443,7 +447,10 @@ pub fn sketch_batch<D: Detector, S: AsRef<str> + Sync>(
 ) -> Vec<crate::Result<D::Sketch>> {
     let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
     detector.observe_batch(&refs);
-    refs.par_iter().map(|t| detector.sketch(t)).collect()
+    refs.par_iter()
+        .enumerate()
+        .map(|(i, t)| detector.sketch_nth(i, t))
+        .collect()
 }
 
 /// Deduplicates a whole slice of texts, in the batches `neardup dedup` reads ([`batch_end`]),

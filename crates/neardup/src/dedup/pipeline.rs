@@ -14,6 +14,10 @@
 //!   of `neardup dedup` and of the Python `dedup`.
 //! - **Observations and decisions keep input order**, so the result never depends on the
 //!   number of threads.
+//! - **A text read after an identical one may be sketched in part** (`Detector::sketch_nth`,
+//!   from what the sketcher observed): the decider completes it (`Detector::resolve`) unless
+//!   the identical text it follows is indexed, whose exact match then decides — the decision
+//!   a full sketch would give.
 //! - **Errors come in the order of a sequential run**: batch N is decided, and handed to
 //!   `on_decided`, before a failure to read batch N + 1 is returned; a document that cannot be
 //!   sketched stops the run before anything of its batch is decided.

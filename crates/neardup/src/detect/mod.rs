@@ -151,6 +151,39 @@ pub trait Detector: Send + Sync {
     /// Computes a document's sketch. Pure: safe to run in parallel.
     fn sketch(&self, text: &str) -> Result<Self::Sketch>;
 
+    /// The sketch of `text`, the `i`-th text of the batch last observed
+    /// ([`observe_batch`](Self::observe_batch)). A detector that saw an identical text earlier
+    /// in the input may leave out what only a match other than an exact one needs, for
+    /// [`resolve`](Self::resolve) to complete when that is not enough. Pure, like
+    /// [`sketch`](Self::sketch), which the default calls.
+    fn sketch_nth(&self, _i: usize, text: &str) -> Result<Self::Sketch> {
+        self.sketch(text)
+    }
+
+    /// Makes a sketch of [`sketch_nth`](Self::sketch_nth) ready to be decided: as it is when
+    /// the exact copy it was sketched after is indexed (the exact match is then the strongest,
+    /// and the only one a decision of the online rule needs), else completed to what
+    /// [`sketch`](Self::sketch) gives. `all_matches`: the caller uses every match (single
+    /// linkage) or indexes the document whatever it finds, so it is always completed. The
+    /// default returns the sketch as it is. (Completing cannot fail where the first sketch
+    /// succeeded: it computes what the identical text's sketch computed.)
+    fn resolve(&self, sketch: Self::Sketch, _all_matches: bool) -> Self::Sketch {
+        sketch
+    }
+
+    /// [`sketch`](Self::sketch) without what only a match other than an exact one needs, for
+    /// a text an identical copy of which may be indexed; `None` when this detector puts
+    /// nothing off (the default). See [`indexes_exact_copy`](Self::indexes_exact_copy).
+    fn sketch_exact_copy(&self, _text: &str) -> Option<Result<Self::Sketch>> {
+        None
+    }
+
+    /// Whether a document identical to the one `sketch` was made of is indexed, so that its
+    /// exact match decides (the default: `false`).
+    fn indexes_exact_copy(&self, _sketch: &Self::Sketch) -> bool {
+        false
+    }
+
     /// Every inserted document the sketch is a near-duplicate of (in any order).
     fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict>;
 

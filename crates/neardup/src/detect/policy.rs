@@ -291,6 +291,19 @@ impl Detector for AutoDetector {
         self.sketch_unless(text, |_| false).map(|(s, _)| s)
     }
 
+    /// Leaves out a long text's MinHash (and simhash) sketch, as the engine does for a text
+    /// whose exact copy is indexed ([`AutoDetector::sketch_unless`]); `None` without the exact
+    /// stage.
+    fn sketch_exact_copy(&self, text: &str) -> Option<Result<AutoSketch>> {
+        self.opts
+            .exact
+            .then(|| self.sketch_unless(text, |_| true).map(|(s, _)| s))
+    }
+
+    fn indexes_exact_copy(&self, s: &AutoSketch) -> bool {
+        self.has_exact(s.exact)
+    }
+
     fn find(&self, s: &AutoSketch) -> Vec<Verdict> {
         let mut out = Vec::new();
         if self.opts.exact {

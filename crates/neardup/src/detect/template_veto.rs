@@ -178,6 +178,20 @@ pub struct TemplateSketch<S> {
     pub index_body: bool,
     /// The distinct part (the text without repeated lines), when it is substantial.
     pub distinct: Option<DistinctSketch>,
+    /// Set when the text came after an identical one ([`Detector::sketch_nth`]): `inner` is
+    /// then the inner detector's [`Detector::sketch_exact_copy`], `body` and `distinct` are
+    /// left out, and [`Detector::resolve`] completes them from here when the exact match
+    /// cannot decide.
+    pub(crate) put_off: Option<Box<PutOff>>,
+}
+
+/// What a put-off [`TemplateSketch`] is completed from: the text and the line counts it was
+/// sketched with.
+#[derive(Debug, Clone)]
+pub(crate) struct PutOff {
+    text: String,
+    line_docs: Vec<u32>,
+    template_docs: Vec<u32>,
 }
 
 /// The distinct part of a document being checked: its MinHash signature and, for the

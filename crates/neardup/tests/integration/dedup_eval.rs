@@ -375,3 +375,62 @@ fn make_set_is_deterministic_and_consistent() {
         assert!(a.docs.iter().any(|d| d.kind == k), "{k:?} missing");
     }
 }
+
+/// The default detector (`auto` under the template veto) as `neardup dedup` builds it.
+fn default_detector() -> neardup::template_veto::TemplateVeto<neardup::policy::AutoDetector> {
+    use neardup::policy::{AutoDetector, PolicyOptions};
+    let fp = fingerprinter();
+    neardup::template_veto::TemplateVeto::with_body_index(
+        AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap(),
+        AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap(),
+        fp,
+        neardup::template_veto::TemplateVetoOptions::default(),
+    )
+    .unwrap()
+}
+
+/// A text read after an identical one has its costly sketch parts put off
+/// (`Detector::sketch_nth`) and completed only when the exact copy cannot decide it
+/// (`Detector::resolve`): the decisions are those of sketching every text in full, under both
+/// linkages, whatever the batches — including copies whose first occurrence was itself a
+/// duplicate (not indexed), and copies in the batch of their first occurrence.
+#[test]
+fn exact_copies_sketched_later_decide_as_fully_sketched_texts() {
+    let mut texts = crate::engine_parity::templated_texts();
+    // Exact copies of every fifth text (kept ones and duplicates alike), later in the input.
+    let copies: Vec<String> = texts.iter().step_by(5).cloned().collect();
+    texts.extend(copies.iter().cloned());
+    texts.extend(copies);
+    for linkage in [Linkage::Kept, Linkage::Components] {
+        let full = {
+            let mut d = Deduper::with_linkage(default_detector(), linkage);
+            for c in texts.chunks(50) {
+                let det = d.detector();
+                let refs: Vec<&str> = c.iter().map(String::as_str).collect();
+                det.observe_batch(&refs);
+                let sketches: Vec<_> = refs.iter().map(|t| det.sketch(t)).collect();
+                let lengths: Vec<u32> = refs.iter().map(|t| t.chars().count() as u32).collect();
+                d.decide_batch(sketches, &lengths).unwrap();
+            }
+            d.finish(Keep::First).outcomes
+        };
+        for chunk in [50, 7, 400] {
+            let mut d = Deduper::with_linkage(default_detector(), linkage);
+            for c in texts.chunks(chunk) {
+                d.push_batch(c).unwrap();
+            }
+            let got = d.finish(Keep::First).outcomes;
+            if chunk == 50 {
+                assert_eq!(got, full, "{linkage:?}");
+            }
+            let exact = got
+                .iter()
+                .filter(|o| o.stage == Some(neardup::detect::Stage::Exact))
+                .count();
+            assert!(
+                exact >= 40,
+                "{linkage:?}, batches of {chunk}: {exact} exact copies"
+            );
+        }
+    }
+}

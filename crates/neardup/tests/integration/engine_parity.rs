@@ -436,7 +436,7 @@ impl OnlineVeto {
 }
 
 /// A set whose negatives share long page templates, so that the veto decides.
-fn templated_texts() -> Vec<String> {
+pub(crate) fn templated_texts() -> Vec<String> {
     let templates = [
         "编者按：本文由本站特约作者投稿，观点仅代表作者本人，不代表本站立场。\n\
          版权声明：本文版权归原作者所有，未经授权，任何单位和个人不得转载、摘编或以其他方式使用。\n\

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 
-use super::{DistinctPart, TemplateSketch, TemplateVetoOptions, VetoRules};
+use super::{DistinctPart, PutOff, TemplateSketch, TemplateVetoOptions, VetoRules};
 use crate::detect::{keep_stronger, Detector, Verdict};
 use crate::error::Result;
 use crate::fingerprint::Fingerprinter;
@@ -19,6 +19,9 @@ pub struct TemplateVeto<D: Detector> {
     lines: RwLock<HashMap<u64, u32, FastBuild>>,
     /// Digests of the texts counted (a text read twice is counted once).
     counted: RwLock<HashSet<u64, FastBuild>>,
+    /// For each text of the batch last observed, whether an identical text came before it in
+    /// the input (its sketch may be put off: [`Detector::sketch_nth`]).
+    copies: RwLock<Vec<bool>>,
     /// Each inserted document's distinct part.
     parts: Vec<Option<DistinctPart>>,
     /// Inserted documents' bodies ([`TemplateVeto::with_body_index`]); `None`: bodies are
@@ -39,6 +42,7 @@ impl<D: Detector> TemplateVeto<D> {
             rules: VetoRules::new(fp, opts)?,
             lines: RwLock::new(HashMap::default()),
             counted: RwLock::new(HashSet::default()),
+            copies: RwLock::new(Vec::new()),
             parts: Vec::new(),
             bodies: None,
             any_body: false,
@@ -77,6 +81,47 @@ impl<D: Detector> TemplateVeto<D> {
     }
 }
 
+impl<D: Detector> TemplateVeto<D> {
+    /// How many documents observed so far hold each line of `text`, by its exact and its
+    /// template key (0 for a line too short to count).
+    fn line_docs(&self, text: &str) -> (Vec<u32>, Vec<u32>) {
+        let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
+        let n = |k: u64| counts.get(&k).copied().unwrap_or(0);
+        self.rules
+            .line_keys(text)
+            .into_iter()
+            .map(|k| k.map_or((0, 0), |k| (n(k.exact), n(k.template))))
+            .unzip()
+    }
+
+    /// The sketch of `text` whose lines are held by `line_docs` documents (`template_docs` by
+    /// their template keys).
+    fn sketch_counted(
+        &self,
+        text: &str,
+        line_docs: &[u32],
+        template_docs: &[u32],
+    ) -> Result<TemplateSketch<D::Sketch>> {
+        let inner = self.inner.sketch(text)?;
+        // Before the body is sketched: the normaliser still remembers the whole text.
+        let distinct = self.rules.distinct_part(text, line_docs);
+        let body = match self.rules.body(text, template_docs) {
+            Some(b) => Some(self.inner.sketch(&b)?),
+            None => None,
+        };
+        let index_body = body.is_some()
+            && self.bodies.is_some()
+            && self.rules.body_is_own(text, line_docs, template_docs);
+        Ok(TemplateSketch {
+            inner,
+            body,
+            index_body,
+            distinct,
+            put_off: None,
+        })
+    }
+}
+
 impl<D: Detector> Detector for TemplateVeto<D> {
     type Sketch = TemplateSketch<D::Sketch>;
 
@@ -88,8 +133,12 @@ impl<D: Detector> Detector for TemplateVeto<D> {
         self.inner.observe_batch(texts);
         let mut counts = self.lines.write().unwrap_or_else(|e| e.into_inner());
         let mut counted = self.counted.write().unwrap_or_else(|e| e.into_inner());
+        let mut copies = self.copies.write().unwrap_or_else(|e| e.into_inner());
+        copies.clear();
         for t in texts {
-            if !counted.insert(xxh3(t.as_bytes())) {
+            let copy = !counted.insert(xxh3(t.as_bytes()));
+            copies.push(copy);
+            if copy {
                 continue;
             }
             for k in self.rules.counted_lines(t) {
@@ -99,31 +148,51 @@ impl<D: Detector> Detector for TemplateVeto<D> {
     }
 
     fn sketch(&self, text: &str) -> Result<Self::Sketch> {
-        let (line_docs, template_docs): (Vec<u32>, Vec<u32>) = {
-            let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
-            let n = |k: u64| counts.get(&k).copied().unwrap_or(0);
-            self.rules
-                .line_keys(text)
-                .into_iter()
-                .map(|k| k.map_or((0, 0), |k| (n(k.exact), n(k.template))))
-                .unzip()
+        let (line_docs, template_docs) = self.line_docs(text);
+        self.sketch_counted(text, &line_docs, &template_docs)
+    }
+
+    fn sketch_nth(&self, i: usize, text: &str) -> Result<Self::Sketch> {
+        let copy = self
+            .copies
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(i)
+            .copied()
+            .unwrap_or(false);
+        let light = if copy {
+            self.inner.sketch_exact_copy(text)
+        } else {
+            None
         };
-        let inner = self.inner.sketch(text)?;
-        // Before the body is sketched: the normaliser still remembers the whole text.
-        let distinct = self.rules.distinct_part(text, &line_docs);
-        let body = match self.rules.body(text, &template_docs) {
-            Some(b) => Some(self.inner.sketch(&b)?),
-            None => None,
+        let Some(inner) = light else {
+            return self.sketch(text);
         };
-        let index_body = body.is_some()
-            && self.bodies.is_some()
-            && self.rules.body_is_own(text, &line_docs, &template_docs);
+        let (line_docs, template_docs) = self.line_docs(text);
         Ok(TemplateSketch {
-            inner,
-            body,
-            index_body,
-            distinct,
+            inner: inner?,
+            body: None,
+            index_body: false,
+            distinct: None,
+            put_off: Some(Box::new(PutOff {
+                text: text.to_string(),
+                line_docs,
+                template_docs,
+            })),
         })
+    }
+
+    fn resolve(&self, sketch: Self::Sketch, all_matches: bool) -> Self::Sketch {
+        let Some(p) = &sketch.put_off else {
+            return sketch;
+        };
+        if !all_matches && self.inner.indexes_exact_copy(&sketch.inner) {
+            return sketch;
+        }
+        // The identical text sketched earlier succeeded, so this does too; were it ever to
+        // fail, the exact and short parts still decide.
+        self.sketch_counted(&p.text, &p.line_docs, &p.template_docs)
+            .unwrap_or(sketch)
     }
 
     fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict> {
@@ -153,6 +222,10 @@ impl<D: Detector> Detector for TemplateVeto<D> {
     }
 
     fn insert(&mut self, doc: u32, sketch: Self::Sketch) {
+        debug_assert!(
+            sketch.put_off.is_none(),
+            "a put-off sketch is resolved before it is inserted"
+        );
         let i = doc as usize;
         if let Some(d) = &sketch.distinct {
             if self.parts.len() <= i {
