@@ -345,6 +345,9 @@ impl<D: Detector> Deduper<D> {
             ..Assignment::default()
         };
         if let Some(s) = sketch {
+            // A sketch put off after an identical text (`Detector::sketch_nth`) is completed:
+            // an indexed document needs all of it.
+            let s = self.detector.resolve(s, true);
             self.detector.insert(doc, s);
         }
         self.outcomes.push(o);

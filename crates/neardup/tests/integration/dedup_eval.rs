@@ -434,3 +434,30 @@ fn exact_copies_sketched_later_decide_as_fully_sketched_texts() {
         }
     }
 }
+
+/// A put-off sketch handed to `Deduper::add_one` (a document known to be kept) is completed
+/// before it is indexed: a near-duplicate that is not an exact copy finds it.
+#[test]
+fn put_off_sketch_added_as_kept_is_indexed_in_full() {
+    let text = "The harbour master kept a ledger of every ship that entered the bay, \
+                noting its flag, its cargo and the hour of its arrival, and on winter nights \
+                he read the old volumes aloud to the apprentices who stayed behind."
+        .repeat(3);
+    let edited = text.replacen("ledger", "journal", 1);
+    let mut d = Deduper::new(default_detector());
+    let sketches = d.sketch_batch(&[text.as_str(), text.as_str()]);
+    let chars = text.chars().count() as u32;
+    for s in sketches {
+        d.add_one(Some(s.unwrap()), chars);
+    }
+    let det = d.detector();
+    let found = det.find(&det.sketch(&edited).unwrap());
+    for doc in [0, 1] {
+        assert!(
+            found
+                .iter()
+                .any(|v| v.of == doc && v.stage == neardup::detect::Stage::Minhash),
+            "document {doc}: {found:?}"
+        );
+    }
+}
