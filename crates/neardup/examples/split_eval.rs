@@ -30,6 +30,7 @@
 //! from those template shares (`TemplateVetoOptions::strip_template_share`).
 //! `SPLIT_EVAL_COPIES=n` plants up to `n` copies per group in every family (a story
 //! syndicated widely).
+//! `SPLIT_EVAL_BATCH=n` cuts batch dedup into batches of `n` documents (4,096 by default).
 //! `SPLIT_EVAL_LINKAGE=components` deduplicates every batch column by single linkage.
 //! `SPLIT_EVAL_DUMP=dir` writes each set to `dir` as JSONL (`id`, `text`, `group`, `kind`).
 //! `SPLIT_EVAL_MISSES=repost` (a kind) prints each planted copy of that kind left out of its
@@ -192,7 +193,13 @@ fn run<D: Detector>(det: D, texts: &[String]) -> (Vec<u64>, Vec<Link>) {
         _ => Linkage::Kept,
     };
     let mut dd = Deduper::with_linkage(det, linkage);
-    for chunk in texts.chunks(4096) {
+    // `SPLIT_EVAL_BATCH=n`: batches of `n` documents (as a corpus larger than one batch of
+    // `neardup dedup` is read), not the command's 4,096.
+    let batch = std::env::var("SPLIT_EVAL_BATCH")
+        .ok()
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(4096);
+    for chunk in texts.chunks(batch) {
         dd.push_batch(chunk).expect("sketches");
     }
     let outcomes = dd.finish(Keep::First).outcomes;

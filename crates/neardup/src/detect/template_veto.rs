@@ -145,6 +145,24 @@ impl Default for TemplateVetoOptions {
     }
 }
 
+/// How many documents must hold a line before it makes a page stored ahead of its template a
+/// template page.
+///
+/// Online, a document stored before any of its lines was repeated has no distinct part; a
+/// match with it is judged by its lines ([`VetoRules::stands_unlearned`]). It is a template
+/// page once one of its lines is held by `min_docs` stored documents or by this many
+/// documents, counted duplicates included; below that, a line repeated by a few duplicates is
+/// as likely an article's own, repeated by its copies. Chosen on the development split and
+/// confirmed on the held-out one (docs/quality.md, "The online engine learns templates from
+/// its duplicates"): 32 (`template_docs`) left most template pages sent one at a time matched
+/// to the first one; 8 costs no family of copies on those sets (groups of up to five).
+///
+/// A [`thin`](VetoRules::thin) page stored with repeated lines — online, or in an earlier
+/// batch of [`TemplateVeto`] — is template-only once one of them is held by `template_docs`
+/// documents and every one by this many ([`VetoRules::template_only_now`]; docs/quality.md,
+/// "Pages stored before their template was learned").
+pub const UNLEARNED_TEMPLATE_DOCS: u32 = 8;
+
 /// The keys a counted line is known by ([`VetoRules::line_keys`]). The two kinds never meet:
 /// an exact key is even, a masked one odd ([`LineKey::is_exact`]), so one count table and one
 /// list of a document's keys hold both.
@@ -183,6 +201,10 @@ pub struct TemplateSketch<S> {
     /// left out, and [`Detector::resolve`] completes them from here when the exact match
     /// cannot decide.
     pub(crate) put_off: Option<Box<PutOff>>,
+    /// For a [`thin`](VetoRules::thin) page without a distinct part: the exact keys of its
+    /// lines that were repeated when it was sketched, to judge it template-only again as its
+    /// template is learned ([`VetoRules::template_only_now`]).
+    pub(crate) thin: Option<Box<[u64]>>,
 }
 
 /// What a put-off [`TemplateSketch`] is completed from: the text and the line counts it was
@@ -500,10 +522,11 @@ impl VetoRules {
     /// template line (held by [`TemplateVetoOptions::template_docs`]) and every one is held
     /// by `learned` documents at least. With `learned` = `template_docs` that is what
     /// [`distinct_part`](Self::distinct_part) would find with these counts: all the page has
-    /// besides its template lines is its thin rest. The online engine asks this of a page
-    /// stored before its template was known, with a lower `learned` (a template's lines that
-    /// are on only some of its pages reach `template_docs` long after the others); a line
-    /// below `learned` may be the page's own, repeated by its copies: then it is not.
+    /// besides its template lines is its thin rest. The online engine and [`TemplateVeto`]
+    /// ask this of a page stored before its template was known (online, or in an earlier
+    /// batch) with `learned` = [`UNLEARNED_TEMPLATE_DOCS`] (a template's lines that are on
+    /// only some of its pages reach `template_docs` long after the others); a line below
+    /// `learned` may be the page's own, repeated by its copies: then it is not.
     pub fn template_only_now(&self, repeated: impl IntoIterator<Item = u32>, learned: u32) -> bool {
         let mut template = false;
         for n in repeated {

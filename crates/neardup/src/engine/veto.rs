@@ -35,19 +35,9 @@ pub(super) fn counts_lines(stage: Stage) -> bool {
     !matches!(stage, Stage::Exact | Stage::Id)
 }
 
-/// A document stored before any of its lines was repeated has no distinct part; a match with
-/// it is judged by its lines ([`VetoRules::stands_unlearned`]). It is a template page once one
-/// of its lines is held by `min_docs` stored documents or by this many documents, counted
-/// duplicates included; below that, a line repeated by a few duplicates is as likely an
-/// article's own, repeated by its copies. Chosen on the development split and confirmed on the
-/// held-out one (docs/quality.md, "The online engine learns templates from its duplicates"):
-/// 32 (`template_docs`) left most template pages sent one at a time matched to the first one;
-/// 8 costs no family of copies on those sets (groups of up to five).
-///
-/// A *thin* page stored with repeated lines ([`ThinPage`]) is template-only once one of them
-/// is held by `template_docs` documents and every one by this many (docs/quality.md,
-/// "Pages stored before their template was learned").
-pub(super) const UNLEARNED_TEMPLATE_DOCS: u32 = 8;
+/// The count of documents at which a line stored before it was learned makes its page a
+/// template page online ([`crate::template_veto::UNLEARNED_TEMPLATE_DOCS`]).
+pub(super) use crate::template_veto::UNLEARNED_TEMPLATE_DOCS;
 
 /// Line key → how many stored documents hold the line, and how many counted duplicates.
 #[derive(Debug, Default)]

@@ -4,7 +4,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 
-use super::{DistinctPart, PutOff, TemplateSketch, TemplateVetoOptions, VetoRules};
+use super::{
+    DistinctPart, PutOff, TemplateSketch, TemplateVetoOptions, VetoRules, UNLEARNED_TEMPLATE_DOCS,
+};
 use crate::detect::{keep_stronger, Detector, Verdict};
 use crate::error::Result;
 use crate::fingerprint::Fingerprinter;
@@ -24,6 +26,8 @@ pub struct TemplateVeto<D: Detector> {
     copies: RwLock<Vec<bool>>,
     /// Each inserted document's distinct part.
     parts: Vec<Option<DistinctPart>>,
+    /// Each inserted thin page's repeated lines ([`TemplateSketch::thin`]).
+    thin: Vec<Option<Box<[u64]>>>,
     /// Inserted documents' bodies ([`TemplateVeto::with_body_index`]); `None`: bodies are
     /// only searched.
     bodies: Option<D>,
@@ -44,6 +48,7 @@ impl<D: Detector> TemplateVeto<D> {
             counted: RwLock::new(HashSet::default()),
             copies: RwLock::new(Vec::new()),
             parts: Vec::new(),
+            thin: Vec::new(),
             bodies: None,
             any_body: false,
         })
@@ -112,12 +117,30 @@ impl<D: Detector> TemplateVeto<D> {
         let index_body = body.is_some()
             && self.bodies.is_some()
             && self.rules.body_is_own(text, line_docs, template_docs);
+        // A thin page with repeated lines: which, to ask again later whether it is
+        // template-only (a later batch may make them template lines).
+        let thin = (distinct.is_none()
+            && line_docs
+                .iter()
+                .any(|&n| n >= self.rules.options().min_docs)
+            && self.rules.thin(text, line_docs))
+        .then(|| {
+            let min = self.rules.options().min_docs;
+            self.rules
+                .line_keys(text)
+                .into_iter()
+                .zip(line_docs)
+                .filter(|(_, &n)| n >= min)
+                .filter_map(|(k, _)| k.map(|k| k.exact))
+                .collect()
+        });
         Ok(TemplateSketch {
             inner,
             body,
             index_body,
             distinct,
             put_off: None,
+            thin,
         })
     }
 }
@@ -174,6 +197,7 @@ impl<D: Detector> Detector for TemplateVeto<D> {
             body: None,
             index_body: false,
             distinct: None,
+            thin: None,
             put_off: Some(Box::new(PutOff {
                 text: text.to_string(),
                 line_docs,
@@ -196,10 +220,33 @@ impl<D: Detector> Detector for TemplateVeto<D> {
     }
 
     fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict> {
+        let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
+        // The distinct part of a template-only page.
+        let template_only = DistinctPart {
+            signature: Box::new([]),
+            samples: None,
+        };
         let vetted = |mut found: Vec<Verdict>| {
             if sketch.distinct.is_some() {
                 found.retain(|v| {
-                    let theirs = self.parts.get(v.of as usize).and_then(Option::as_ref);
+                    let i = v.of as usize;
+                    let mut theirs = self.parts.get(i).and_then(Option::as_ref);
+                    // A thin page stored before its repeated lines were template lines.
+                    let now = |k: &u64| counts.get(k).copied().unwrap_or(0);
+                    if theirs.is_none()
+                        && self
+                            .thin
+                            .get(i)
+                            .and_then(Option::as_ref)
+                            .is_some_and(|keys| {
+                                self.rules.template_only_now(
+                                    keys.iter().map(now),
+                                    UNLEARNED_TEMPLATE_DOCS,
+                                )
+                            })
+                    {
+                        theirs = Some(&template_only);
+                    }
                     self.rules.stands(v, sketch.distinct.as_ref(), theirs)
                 });
             }
@@ -232,6 +279,12 @@ impl<D: Detector> Detector for TemplateVeto<D> {
                 self.parts.resize(i + 1, None);
             }
             self.parts[i] = Some(d.kept());
+        }
+        if let Some(t) = sketch.thin {
+            if self.thin.len() <= i {
+                self.thin.resize(i + 1, None);
+            }
+            self.thin[i] = Some(t);
         }
         if let (Some(bodies), Some(body), true) = (&mut self.bodies, sketch.body, sketch.index_body)
         {

@@ -541,6 +541,51 @@ fn template_page_with_almost_no_letters_of_its_own_does_not_absorb_the_template(
     );
 }
 
+/// Regression (held-out zh_linux_kernel_docs_zh_TW short containment, seed 2, read in batches
+/// of 100 as a corpus larger than one batch is: F1 0.075): a table rule's page came in a batch
+/// where its template's lines were repeated but not yet template lines, so it was stored thin,
+/// without a distinct part, and the template's pages of every later batch matched it. It is
+/// judged template-only again once they are.
+#[test]
+fn thin_page_of_an_early_batch_does_not_absorb_the_template_of_later_ones() {
+    let template = "编者按：本文由本站特约作者投稿，观点仅代表作者本人，不代表本站立场。\n\
+        版权声明：本文版权归原作者所有，未经授权，任何单位和个人不得转载、摘编或以其他方式使用。\n\
+        读者交流群已开放，扫描页面底部二维码即可加入，与数万名读者一起讨论、分享与成长。\n";
+    let rule = "|        |    |        +----------> [28:16] L3 索引";
+    let page = |i: usize| format!("{}，第{i}篇\n{template}", POSTS[i % POSTS.len()]);
+    let mut d = detector();
+    // First batch: the rule's page and three pages (the template repeated, not a template;
+    // they match the rule's page, which has no part to tell them apart yet).
+    let mut first = vec![format!("{rule}\n{template}")];
+    first.extend((0..3).map(page));
+    run(&mut d, &first);
+    // Later batches, until the template's lines are template lines (`template_docs`): from
+    // then on no page matches the rule's.
+    let template_docs = TemplateVetoOptions::default().template_docs as usize;
+    let mut next = 4;
+    for _ in 0..4 {
+        let batch: Vec<String> = (next..next + 10).map(page).collect();
+        let texts: Vec<&str> = batch.iter().map(String::as_str).collect();
+        d.observe_batch(&texts);
+        let learned = next + 10 >= template_docs;
+        for t in &texts {
+            let s = d.sketch(t).unwrap();
+            let f: Vec<u32> = d.find(&s).into_iter().map(|v| v.of).collect();
+            assert!(
+                !learned || !f.contains(&0),
+                "page {next} matched the table rule's page: {f:?}"
+            );
+            d.insert(next as u32, s);
+            next += 1;
+        }
+    }
+    // An exact copy of the rule's page still matches it.
+    let copy = format!("{rule}\n{template}");
+    d.observe_batch(&[copy.as_str()]);
+    let s = d.sketch(&copy).unwrap();
+    assert!(d.find(&s).iter().any(|v| v.of == 0));
+}
+
 /// A thin page (three letters outside its repeated lines) judged again as its lines' counts
 /// grow: template-only once one repeated line is a template line and every one is held by
 /// `learned` documents; with `learned` = `template_docs`, exactly when its distinct part, taken
