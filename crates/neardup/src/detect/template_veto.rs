@@ -258,6 +258,15 @@ pub struct DistinctPart {
 }
 
 impl DistinctPart {
+    /// The distinct part of a *template-only* page: an empty signature, which agrees with no
+    /// other part but another template-only page's ([`VetoRules::stands`]).
+    pub fn template_only() -> DistinctPart {
+        DistinctPart {
+            signature: Box::new([]),
+            samples: None,
+        }
+    }
+
     /// Bytes held on the heap.
     pub fn heap_bytes(&self) -> usize {
         self.signature.len() * 2
@@ -515,6 +524,31 @@ impl VetoRules {
     /// those lines are template lines ([`template_only_now`](Self::template_only_now)).
     pub fn thin(&self, text: &str, line_docs: &[u32]) -> bool {
         self.letters_below(text, line_docs, self.opts.min_docs) < self.opts.min_distinct_chars
+    }
+
+    /// For a [`thin`](Self::thin) page with repeated lines (`keys` its line keys, `line_docs`
+    /// how many documents hold each by its exact key), the exact keys of those lines, sorted
+    /// and distinct: what [`template_only_now`](Self::template_only_now) is asked of later.
+    /// `None` for any other page.
+    pub fn thin_repeated(
+        &self,
+        text: &str,
+        keys: &[Option<LineKey>],
+        line_docs: &[u32],
+    ) -> Option<Vec<u64>> {
+        let min = self.opts.min_docs;
+        let mut repeated: Vec<u64> = keys
+            .iter()
+            .zip(line_docs)
+            .filter(|(_, &n)| n >= min)
+            .filter_map(|(k, _)| k.map(|k| k.exact))
+            .collect();
+        if repeated.is_empty() || !self.thin(text, line_docs) {
+            return None;
+        }
+        repeated.sort_unstable();
+        repeated.dedup();
+        Some(repeated)
     }
 
     /// Whether a [`thin`](Self::thin) page is *template-only* now that each of the lines

@@ -290,9 +290,10 @@ impl Shared {
             let line_docs = std::mem::take(&mut v.line_docs);
             let distinct = rules.distinct_part_normalized(&d.text, &whole, &line_docs);
             v.part = distinct.as_ref().map(|d| d.kept());
-            if v.had_repeats && distinct.is_none() && rules.thin(&d.text, &line_docs) {
-                let keys = rules.line_keys(&d.text);
-                v.thin = Some(ThinPage::of(rules, &keys, &line_docs, &v.lines));
+            if distinct.is_none() {
+                v.thin = rules
+                    .thin_repeated(&d.text, &rules.line_keys(&d.text), &line_docs)
+                    .map(|r| ThinPage::of(&r, &v.lines));
             }
             v.distinct = distinct;
         }

@@ -194,14 +194,14 @@ pub(super) fn veto_sketch(
         .collect();
     distinct_lines.sort_unstable();
     distinct_lines.dedup();
-    let had_repeats = line_docs.iter().any(|&n| n >= min_docs);
     // A thin page with repeated lines may be template-only once they are held by more
     // documents: which they are is kept to ask again.
-    let thin =
-        (whole.is_some() && had_repeats && distinct.is_none() && rules.thin(text, &line_docs))
-            .then(|| ThinPage::of(rules, keys, &line_docs, &lines));
+    let thin = (whole.is_some() && distinct.is_none())
+        .then(|| rules.thin_repeated(text, keys, &line_docs))
+        .flatten()
+        .map(|r| ThinPage::of(&r, &lines));
     VetoSketch {
-        had_repeats,
+        had_repeats: line_docs.iter().any(|&n| n >= min_docs),
         thin,
         lines,
         distinct_lines,

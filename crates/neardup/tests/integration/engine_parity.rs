@@ -383,10 +383,7 @@ impl OnlineVeto {
             self.rules
                 .template_only_now(repeated.iter().map(|&k| docs(k)), UNLEARNED_TEMPLATE_DOCS)
         };
-        let empty = DistinctPart {
-            signature: Box::new([]),
-            samples: None,
-        };
+        let empty = DistinctPart::template_only();
         found.retain(|v| {
             if s.distinct.is_none() {
                 return true;

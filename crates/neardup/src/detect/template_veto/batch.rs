@@ -119,21 +119,14 @@ impl<D: Detector> TemplateVeto<D> {
             && self.rules.body_is_own(text, line_docs, template_docs);
         // A thin page with repeated lines: which, to ask again later whether it is
         // template-only (a later batch may make them template lines).
-        let thin = (distinct.is_none()
-            && line_docs
-                .iter()
-                .any(|&n| n >= self.rules.options().min_docs)
-            && self.rules.thin(text, line_docs))
-        .then(|| {
-            let min = self.rules.options().min_docs;
-            self.rules
-                .line_keys(text)
-                .into_iter()
-                .zip(line_docs)
-                .filter(|(_, &n)| n >= min)
-                .filter_map(|(k, _)| k.map(|k| k.exact))
-                .collect()
-        });
+        let thin = distinct
+            .is_none()
+            .then(|| {
+                self.rules
+                    .thin_repeated(text, &self.rules.line_keys(text), line_docs)
+            })
+            .flatten()
+            .map(Vec::into_boxed_slice);
         Ok(TemplateSketch {
             inner,
             body,
@@ -220,25 +213,21 @@ impl<D: Detector> Detector for TemplateVeto<D> {
     }
 
     fn find(&self, sketch: &Self::Sketch) -> Vec<Verdict> {
-        let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
-        // The distinct part of a template-only page.
-        let template_only = DistinctPart {
-            signature: Box::new([]),
-            samples: None,
-        };
+        let template_only = DistinctPart::template_only();
         let vetted = |mut found: Vec<Verdict>| {
             if sketch.distinct.is_some() {
                 found.retain(|v| {
                     let i = v.of as usize;
                     let mut theirs = self.parts.get(i).and_then(Option::as_ref);
                     // A thin page stored before its repeated lines were template lines.
-                    let now = |k: &u64| counts.get(k).copied().unwrap_or(0);
                     if theirs.is_none()
                         && self
                             .thin
                             .get(i)
                             .and_then(Option::as_ref)
                             .is_some_and(|keys| {
+                                let counts = self.lines.read().unwrap_or_else(|e| e.into_inner());
+                                let now = |k: &u64| counts.get(k).copied().unwrap_or(0);
                                 self.rules.template_only_now(
                                     keys.iter().map(now),
                                     UNLEARNED_TEMPLATE_DOCS,

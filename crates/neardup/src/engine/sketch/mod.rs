@@ -89,24 +89,14 @@ pub(super) struct ThinPage {
 }
 
 impl ThinPage {
-    /// The thin page whose lines have `keys` ([`VetoRules::line_keys`]), held by `line_docs`
-    /// documents by their exact keys, and make `lines` ([`VetoSketch::lines`]).
-    pub(super) fn of(
-        rules: &VetoRules,
-        keys: &[Option<LineKey>],
-        line_docs: &[u32],
-        lines: &[u64],
-    ) -> ThinPage {
-        let mut repeated = vec![0u8; lines.len().div_ceil(8)];
-        for (k, &n) in keys.iter().zip(line_docs) {
-            let at = k
-                .filter(|_| n >= rules.options().min_docs)
-                .and_then(|k| lines.binary_search(&k.exact).ok());
-            if let Some(i) = at {
-                repeated[i / 8] |= 1 << (i % 8);
-            }
+    /// The thin page whose repeated lines have exact keys `repeated`
+    /// ([`VetoRules::thin_repeated`]), among its lines `lines` ([`VetoSketch::lines`]).
+    pub(super) fn of(repeated: &[u64], lines: &[u64]) -> ThinPage {
+        let mut bits = vec![0u8; lines.len().div_ceil(8)];
+        for i in repeated.iter().filter_map(|k| lines.binary_search(k).ok()) {
+            bits[i / 8] |= 1 << (i % 8);
         }
-        ThinPage { repeated }
+        ThinPage { repeated: bits }
     }
 
     /// Whether the page, whose lines are `lines`, is template-only now that line `k` is held
@@ -310,11 +300,7 @@ impl SketchIndex {
                 || counts.get(k) >= UNLEARNED_TEMPLATE_DOCS
         };
         let docs = |k: u64| counts.get(k);
-        // The distinct part of a template-only page.
-        let template_only = DistinctPart {
-            signature: Box::new([]),
-            samples: None,
-        };
+        let template_only = DistinctPart::template_only();
         let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
         let query = if by_body {
             s.body.as_ref()
