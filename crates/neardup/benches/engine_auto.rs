@@ -11,7 +11,12 @@
 //! NEARDUP_BENCH_DOCS=1000000 cargo bench -p neardup --bench engine_auto
 //! NEARDUP_BENCH_NO_VETO=1 cargo bench -p neardup --bench engine_auto   # without the template veto
 //! NEARDUP_BENCH_ALL_LONG=1 cargo bench -p neardup --bench engine_auto  # long documents only
+//! NEARDUP_BENCH_SEGMENTS=4 cargo bench -p neardup --bench engine_auto   # spread over 4 segments
 //! ```
+//!
+//! With `NEARDUP_BENCH_SEGMENTS=s` the preload's timestamps span `s` time segments (default
+//! 1), as a service's window does; maintenance then freezes the band tables of the past ones,
+//! after the preload and after the restart (timed and printed apart).
 //!
 //! The short documents recombine spans of a small pool (~1.8 k texts of `zh_fortunes`), so past
 //! a million documents each new one shares spans with thousands of stored ones: the long path
@@ -106,6 +111,23 @@ fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
         .unwrap_or_default()
 }
 
+/// Runs maintenance (which freezes the band tables of past segments) and prints its time and
+/// the engine's memory; returns the segments frozen.
+fn freeze(engine: &Engine, when: &str) -> u64 {
+    let before = engine.stats();
+    let t = Instant::now();
+    engine.maintain().unwrap();
+    let after = engine.stats();
+    let frozen = after.freezes - before.freezes;
+    println!(
+        "maintenance {when}: {:.2} s, {frozen} segments' band tables frozen; index {:.0} -> {:.0} B/doc",
+        t.elapsed().as_secs_f64(),
+        before.index_bytes as f64 / before.documents.max(1) as f64,
+        after.index_bytes as f64 / after.documents.max(1) as f64
+    );
+    frozen
+}
+
 fn bench(c: &mut Criterion) {
     let n: usize = std::env::var("NEARDUP_BENCH_DOCS")
         .ok()
@@ -131,12 +153,26 @@ fn bench(c: &mut Criterion) {
         }
     };
     println!("template veto: {}", if veto { "on" } else { "off" });
+    let segments: i64 = std::env::var("NEARDUP_BENCH_SEGMENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let segment_ms = (cfg.retention.as_millis() / cfg.segments as u128) as i64;
+    assert!(
+        (1..=cfg.segments as i64).contains(&segments),
+        "NEARDUP_BENCH_SEGMENTS must be 1 to {}",
+        cfg.segments
+    );
+    // Start at a segment's beginning; each batch moves the clock on by its share of `segments`.
+    let t0 = 1_700_000_000_000 / segment_ms * segment_ms;
+    clock.set(t0);
     let rss0 = rss_bytes();
     let engine = Engine::open(dir.path(), fp.clone(), cfg.clone(), clock.clone()).unwrap();
     let started = Instant::now();
     let mut bytes = 0usize;
     let mut uniques = 0usize;
     for start in (0..n).step_by(10_000) {
+        clock.set(t0 + (start as i64 * segments * segment_ms) / n as i64);
         let docs: Vec<Doc> = (start..(start + 10_000).min(n))
             .map(|i| {
                 let t = doc(&long, &short, i);
@@ -154,6 +190,7 @@ fn bench(c: &mut Criterion) {
         }
     }
     let secs = started.elapsed().as_secs_f64();
+    let frozen = freeze(&engine, "after the preload");
     let stats = engine.stats();
     let rss = rss_bytes().saturating_sub(rss0);
     println!(
@@ -194,6 +231,7 @@ fn bench(c: &mut Criterion) {
         engine.stats().documents
     );
     assert_eq!(engine.stats().documents as usize, uniques);
+    assert_eq!(freeze(&engine, "after the restart"), frozen);
 
     // Percentiles of single checks.
     let mut next = n;
@@ -285,6 +323,11 @@ fn bench(c: &mut Criterion) {
         pct(unique_t, 0.99),
         pct(dup_t.clone(), 0.5),
         pct(dup_t, 0.99)
+    );
+
+    println!(
+        "resident growth after the restart and the checks: {:.0} B/doc",
+        rss_bytes().saturating_sub(rss0) as f64 / engine.stats().documents as f64
     );
 
     let mut g = c.benchmark_group("engine_auto");

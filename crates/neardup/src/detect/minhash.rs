@@ -132,6 +132,11 @@ impl MinHashDetector {
         &self.lsh
     }
 
+    /// The LSH index, to put frozen tables in place ([`MinHashLsh::put_frozen`]).
+    pub(crate) fn lsh_mut(&mut self) -> &mut MinHashLsh {
+        &mut self.lsh
+    }
+
     /// The stored signature of document `doc` (needs documents inserted in ascending order, and a
     /// confirmation that keeps signatures); with [`MinHashDetector::band_keys`] it gives back
     /// the document's sketch, so an owner need not keep a second copy.

@@ -65,7 +65,9 @@ use crate::error::{Error, Result};
 use crate::exact::ExactDetector;
 use crate::features::is_word_char;
 use crate::fingerprint::Fingerprinter;
-use crate::minhash::{MinHashDetector, MinHashDetectorOptions, MinHashSketch};
+use crate::minhash::{
+    FrozenTables, MinHashDetector, MinHashDetectorOptions, MinHashLsh, MinHashSketch,
+};
 use crate::normalize::Normalizer;
 use crate::shorttext::{ShortSketch, ShortTextDetector, ShortTextOptions};
 
@@ -148,6 +150,23 @@ pub struct AutoDetector {
     short: ShortTextDetector,
     simhash: Option<SimhashDetector>,
     minhash: Option<MinHashDetector>,
+}
+
+/// An [`AutoDetector`]'s band tables, shared to be frozen ([`AutoDetector::share_tables`]).
+#[derive(Debug)]
+pub(crate) struct AutoFrozen {
+    long: Option<FrozenTables>,
+    short: Option<FrozenTables>,
+}
+
+impl AutoFrozen {
+    /// Builds the frozen form of every table (see [`FrozenTables::freeze`]).
+    pub(crate) fn freeze(&mut self) {
+        self.long
+            .iter_mut()
+            .chain(&mut self.short)
+            .for_each(FrozenTables::freeze);
+    }
 }
 
 impl AutoDetector {
@@ -256,6 +275,48 @@ impl AutoDetector {
         if let Some(m) = self.minhash.as_mut() {
             m.reserve(long);
         }
+    }
+
+    /// The band tables of the long and short paths that are worth freezing
+    /// (`MinHashLsh::worth_freezing` at `min_slots`), shared without a copy:
+    /// [`AutoFrozen::freeze`] builds their frozen form outside any lock,
+    /// [`AutoDetector::put_frozen`] puts it in place. `None` when none is worth it.
+    pub(crate) fn share_tables(&self, min_slots: usize) -> Option<AutoFrozen> {
+        let long = self
+            .minhash
+            .as_ref()
+            .map(|m| m.lsh())
+            .filter(|l| l.worth_freezing(min_slots))
+            .map(MinHashLsh::share_tables);
+        let short = Some(self.short.lsh())
+            .filter(|l| l.worth_freezing(min_slots))
+            .map(MinHashLsh::share_tables);
+        (long.is_some() || short.is_some()).then_some(AutoFrozen { long, short })
+    }
+
+    /// Puts tables from [`AutoDetector::share_tables`] in place and gives back those they
+    /// replace (to be dropped outside a lock) — unless documents were inserted since they
+    /// were shared: then `Err` gives them back and nothing changes.
+    pub(crate) fn put_frozen(
+        &mut self,
+        frozen: AutoFrozen,
+    ) -> std::result::Result<AutoFrozen, AutoFrozen> {
+        let fits = |l: &MinHashLsh, f: &Option<FrozenTables>| {
+            f.as_ref().is_none_or(|f| f.slots() == l.len())
+        };
+        let long_fits = match &self.minhash {
+            Some(m) => fits(m.lsh(), &frozen.long),
+            None => frozen.long.is_none(),
+        };
+        if !long_fits || !fits(self.short.lsh(), &frozen.short) {
+            return Err(frozen);
+        }
+        let long = match (self.minhash.as_mut(), frozen.long) {
+            (Some(m), Some(f)) => Some(m.lsh_mut().put_frozen(f)),
+            _ => None,
+        };
+        let short = frozen.short.map(|f| self.short.lsh_mut().put_frozen(f));
+        Ok(AutoFrozen { long, short })
     }
 
     /// The path a sketch takes.

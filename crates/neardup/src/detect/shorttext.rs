@@ -397,6 +397,16 @@ impl ShortTextDetector {
         self.lsh.params()
     }
 
+    /// The candidate LSH.
+    pub(crate) fn lsh(&self) -> &MinHashLsh {
+        &self.lsh
+    }
+
+    /// The candidate LSH, to put frozen tables in place ([`MinHashLsh::put_frozen`]).
+    pub(crate) fn lsh_mut(&mut self) -> &mut MinHashLsh {
+        &mut self.lsh
+    }
+
     /// The longest text (letters/digits) a text of `max_chars` can match by the measure:
     /// `⌈max_chars / threshold⌉`.
     fn measure_reach(&self) -> u32 {

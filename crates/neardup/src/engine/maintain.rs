@@ -11,6 +11,7 @@ use super::records;
 use super::snapshot::snapshot;
 use super::state::{Segment, LIVE};
 use super::{lock, Result, Shared, LOCK_BATCH};
+use crate::minhash::MIN_FROZEN;
 
 pub(super) fn maintenance_loop(sh: Arc<Shared>, interval: Duration) {
     let mut stop = lock(&sh.stop);
@@ -42,6 +43,7 @@ pub(super) fn maintain(sh: &Shared) -> Result<()> {
     enforce_max_docs(sh)?;
     expire(sh);
     merge_runs(sh)?;
+    freeze_tables(sh);
     let due = {
         let since = lock(&sh.last_snapshot).elapsed();
         let records = sh.store.last_lsn() - sh.store.snapshot_lsn();
@@ -226,4 +228,42 @@ pub(super) fn merge_runs(sh: &Shared) -> Result<()> {
         drop(parts);
     }
     Ok(())
+}
+
+/// Freezes the band tables of the segments whose time has passed (`auto` detector; see
+/// `sketch/band_table.rs`: about 7 bytes a slot and band instead of 16), a segment at a time:
+/// the tables are shared under a short read lock, frozen outside the locks, and swapped in
+/// under the write lock unless the segment took documents meanwhile (then the next round
+/// tries again); the replaced tables are freed after the lock. A segment is frozen again once
+/// an eighth of its documents came after its last freeze.
+pub(super) fn freeze_tables(sh: &Shared) {
+    let current = sh.segment_of(sh.now());
+    let past: Vec<i64> = sh
+        .read()
+        .segments
+        .range(..current)
+        .map(|(&s, _)| s)
+        .collect();
+    for sid in past {
+        let shared = sh
+            .read()
+            .segments
+            .get(&sid)
+            .and_then(|seg| seg.sketches.as_ref())
+            .and_then(|x| x.share_tables(MIN_FROZEN));
+        let Some(mut tables) = shared else {
+            continue;
+        };
+        tables.freeze();
+        let replaced = sh
+            .write()
+            .segments
+            .get_mut(&sid)
+            .and_then(|seg| seg.sketches.as_mut())
+            .and_then(|x| x.put_frozen(tables));
+        if replaced.is_some() {
+            sh.freezes.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(replaced);
+    }
 }

@@ -320,6 +320,9 @@ pub struct EngineStats {
     pub expired: u64,
     /// Index merges since open.
     pub merges: u64,
+    /// Band tables of past segments frozen since open (`auto` detector: a segment's tables
+    /// in about 7 bytes a document and band instead of 16).
+    pub freezes: u64,
     /// Snapshots written since open.
     pub snapshots: u64,
     /// Log records appended (last LSN).

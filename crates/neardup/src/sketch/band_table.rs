@@ -10,11 +10,20 @@
 //! has the looked-up tag — the slots of the key itself, and, with probability about
 //! `n / 2³²` per lookup in a table of `n` distinct keys, those of another key. Callers that
 //! keep the signatures check the band ([`crate::minhash::MinHashLsh::candidates_where`]).
+//!
+//! A table that will take no more slots, or only a few (a time segment that has passed), is
+//! [frozen](BandTable::frozen): its `(tag, slot)` pairs grouped by the tag's top `d` bits
+//! (`d ≥ 16`) behind a directory of offsets, each entry the tag's low 16 bits and its slot —
+//! about 7 bytes a slot instead of 16, and the same lookups. Slots added afterwards go into a
+//! growing part as before, searched after the frozen one.
 
 /// The `next` link (and head) of no slot.
 const NONE: u32 = u32::MAX;
 /// The smallest heads array.
 const MIN_CAPACITY: usize = 16;
+/// Slots below which freezing a table does not pay: a frozen directory has at least 2¹⁶
+/// entries (so that its bits and an entry's low 16 cover the whole tag).
+pub(crate) const MIN_FROZEN: usize = 1 << 17;
 
 /// One band's multimap of tags to slots (see the module docs).
 #[derive(Debug, Clone, Default)]
@@ -23,8 +32,100 @@ pub(crate) struct BandTable {
     heads: Vec<(u32, u32)>,
     /// Distinct tags held.
     tags: usize,
-    /// Per slot, the next (older) slot of its chain.
+    /// Per slot from `base` on, the next (older) slot of its chain.
     next: Vec<u32>,
+    /// The slots below `base`, frozen.
+    frozen: Option<Box<Frozen>>,
+    /// The first slot of the growing part (every slot below it is frozen).
+    base: u32,
+}
+
+/// The frozen slots of a table: grouped by the tag's top `32 − shift` bits.
+#[derive(Debug, Clone)]
+struct Frozen {
+    /// `32 − d`, at most 16.
+    shift: u32,
+    /// `2^d + 1` offsets into `entries`: group `g` is `dir[g]..dir[g + 1]`.
+    dir: Box<[u32]>,
+    /// Each entry's tag, its low 16 bits (the directory gives the rest), and its slot, low
+    /// half first: 6 bytes, so that a group's tags and slots come in one cache line.
+    entries: Box<[[u16; 3]]>,
+}
+
+/// The slot of a frozen entry.
+fn slot_of(e: &[u16; 3]) -> u32 {
+    e[1] as u32 | (e[2] as u32) << 16
+}
+
+impl Frozen {
+    /// Groups `pairs` (`tag << 32 | slot`), sorted within each group by tag and slot.
+    fn build(pairs: &[u64]) -> Frozen {
+        let n = pairs.len();
+        let d = (usize::BITS - 1 - n.max(1).leading_zeros())
+            .saturating_sub(1)
+            .clamp(16, 28);
+        let shift = 32 - d;
+        let groups = 1usize << d;
+        let mut dir = vec![0u32; groups + 1];
+        for &p in pairs {
+            dir[(p >> (32 + shift)) as usize + 1] += 1;
+        }
+        for g in 0..groups {
+            dir[g + 1] += dir[g];
+        }
+        let mut fill: Vec<u32> = dir[..groups].to_vec();
+        let mut placed = vec![0u64; n];
+        for &p in pairs {
+            let g = (p >> (32 + shift)) as usize;
+            placed[fill[g] as usize] = p;
+            fill[g] += 1;
+        }
+        drop(fill);
+        for g in 0..groups {
+            let group = &mut placed[dir[g] as usize..dir[g + 1] as usize];
+            if group.len() > 1 {
+                group.sort_unstable();
+            }
+        }
+        Frozen {
+            shift,
+            dir: dir.into_boxed_slice(),
+            entries: placed
+                .iter()
+                .map(|&p| [(p >> 32) as u16, p as u16, (p >> 16) as u16])
+                .collect(),
+        }
+    }
+
+    fn group(&self, tag: u32) -> std::ops::Range<usize> {
+        let g = (tag >> self.shift) as usize;
+        self.dir[g] as usize..self.dir[g + 1] as usize
+    }
+
+    fn for_each(&self, tag: u32, f: &mut impl FnMut(u32)) {
+        let lo = tag as u16;
+        for e in &self.entries[self.group(tag)] {
+            if e[0] == lo {
+                f(slot_of(e));
+            }
+        }
+    }
+
+    /// Every `(tag, slot)` it holds, as `tag << 32 | slot`.
+    fn pairs(&self, out: &mut Vec<u64>) {
+        for g in 0..self.dir.len() - 1 {
+            let hi = (g as u64) << self.shift;
+            for e in &self.entries[self.dir[g] as usize..self.dir[g + 1] as usize] {
+                // The group's bits and the entry's low 16 overlap when d > 16: they agree.
+                let tag = hi | e[0] as u64;
+                out.push(tag << 32 | slot_of(e) as u64);
+            }
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.dir.len() * 4 + self.entries.len() * 6
+    }
 }
 
 /// The tag of a band key.
@@ -42,11 +143,15 @@ impl BandTable {
     /// Adds `slot` under `key`. Slots are dense numbers below `u32::MAX`, each added once.
     pub(crate) fn insert(&mut self, key: u64, slot: u32) {
         debug_assert_ne!(slot, NONE);
+        debug_assert!(
+            slot >= self.base,
+            "slot {slot} is below the frozen part's end"
+        );
         if (self.tags + 1) * 4 > self.heads.len() * 3 {
             self.grow();
         }
         let t = tag(key);
-        let s = slot as usize;
+        let s = (slot - self.base) as usize;
         if self.next.len() <= s {
             // Doubling: the capacity beyond the length is never touched, so it is address
             // space, not resident memory (growing by an eighth measured no smaller, and
@@ -72,22 +177,30 @@ impl BandTable {
         }
     }
 
-    /// Prefetches the heads entry where an insert or a lookup of `key` starts, so that the
-    /// bands of a signature can wait for memory together.
+    /// Prefetches the heads entry where an insert or a lookup of `key` starts (and the
+    /// frozen part's directory entry), so that the bands of a signature can wait for memory
+    /// together.
     pub(crate) fn prefetch(&self, key: u64) {
+        if let Some(f) = &self.frozen {
+            neardup_index::prefetch(f.dir.as_ptr().wrapping_add((tag(key) >> f.shift) as usize));
+        }
         let cap = self.heads.len();
         if cap > 0 {
             neardup_index::prefetch(self.heads.as_ptr().wrapping_add(home(tag(key), cap)));
         }
     }
 
-    /// Calls `f` with every slot whose key has `key`'s tag, newest first.
+    /// Calls `f` with every slot whose key has `key`'s tag: the frozen ones in ascending order,
+    /// then the others newest first.
     pub(crate) fn for_each(&self, key: u64, mut f: impl FnMut(u32)) {
+        let t = tag(key);
+        if let Some(fz) = &self.frozen {
+            fz.for_each(t, &mut f);
+        }
         let cap = self.heads.len();
         if cap == 0 {
             return;
         }
-        let t = tag(key);
         let mut i = home(t, cap);
         loop {
             let (et, head) = self.heads[i];
@@ -98,7 +211,7 @@ impl BandTable {
                 let mut cur = head;
                 while cur != NONE {
                     f(cur);
-                    cur = self.next[cur as usize];
+                    cur = self.next[(cur - self.base) as usize];
                 }
                 return;
             }
@@ -138,9 +251,41 @@ impl BandTable {
         }
     }
 
+    /// Slots added since the table was last frozen (all of them if it never was).
+    pub(crate) fn unfrozen(&self) -> usize {
+        self.next.len()
+    }
+
+    /// The same table with every slot frozen (see the module docs; it pays from
+    /// [`MIN_FROZEN`] slots). Built from `&self`, so that a reader can go on searching this one
+    /// meanwhile.
+    pub(crate) fn frozen(&self) -> BandTable {
+        let total = self.base as usize + self.next.len();
+        let mut pairs = Vec::with_capacity(total);
+        if let Some(f) = &self.frozen {
+            f.pairs(&mut pairs);
+        }
+        for &(t, head) in &self.heads {
+            let mut cur = head;
+            while cur != NONE {
+                pairs.push((t as u64) << 32 | cur as u64);
+                cur = self.next[(cur - self.base) as usize];
+            }
+        }
+        BandTable {
+            heads: Vec::new(),
+            tags: 0,
+            next: Vec::new(),
+            frozen: Some(Box::new(Frozen::build(&pairs))),
+            base: total as u32,
+        }
+    }
+
     /// Heap bytes held.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.heads.capacity() * 8 + self.next.capacity() * 4
+        self.heads.capacity() * 8
+            + self.next.capacity() * 4
+            + self.frozen.as_ref().map_or(0, |f| f.heap_bytes())
     }
 }
 
@@ -173,6 +318,67 @@ mod tests {
                 want.reverse();
                 prop_assert_eq!(got, want);
             }
+        }
+
+        /// Frozen any number of times between inserts, a table gives the same slots as a map
+        /// of tags: tags that differ in any one bit (above, inside or below the directory's
+        /// bits) are told apart.
+        #[test]
+        fn frozen_lookups_equal_a_map_of_tags(
+            keys in proptest::collection::vec((0u32..4, 0u32..4, 0u32..4, 0u8..24), 0..300),
+            probes in proptest::collection::vec((0u32..4, 0u32..4, 0u32..4), 0..40),
+        ) {
+            // Tags varying in their top bits, their middle bits and their low bits.
+            let key = |(a, b, c): (u32, u32, u32)| {
+                let t = a << 30 | b << 18 | c;
+                (t as u64) << 32 | 0xABCD
+            };
+            let mut table = BandTable::default();
+            let mut by_tag: HashMap<u32, Vec<u32>> = HashMap::new();
+            for (slot, &(a, b, c, freeze)) in keys.iter().enumerate() {
+                table.insert(key((a, b, c)), slot as u32);
+                by_tag.entry(tag(key((a, b, c)))).or_default().push(slot as u32);
+                // Now and then (each freeze walks a directory of 2¹⁶ groups).
+                if freeze == 0 {
+                    table = table.frozen();
+                }
+            }
+            let all = keys.iter().map(|&(a, b, c, _)| (a, b, c));
+            for p in probes.iter().copied().chain(all) {
+                let mut got = Vec::new();
+                table.for_each(key(p), |s| got.push(s));
+                got.sort_unstable();
+                let want = by_tag.get(&tag(key(p))).cloned().unwrap_or_default();
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
+
+    /// A table past [`MIN_FROZEN`] slots is frozen into fewer bytes, finds every slot, and
+    /// takes more slots after it.
+    #[test]
+    fn large_tables_freeze_into_fewer_bytes() {
+        let key = |i: u64| crate::hash::xxh3_seeded(&i.to_le_bytes(), 9);
+        let n = MIN_FROZEN as u64 + 1000;
+        let mut table = BandTable::default();
+        for i in 0..n {
+            table.insert(key(i), i as u32);
+        }
+        let before = table.heap_bytes();
+        let mut frozen = table.frozen();
+        assert!(frozen.frozen.is_some() && frozen.unfrozen() == 0);
+        assert!(
+            frozen.heap_bytes() * 2 < before,
+            "{} against {before} bytes",
+            frozen.heap_bytes()
+        );
+        for i in n..n + 100 {
+            frozen.insert(key(i), i as u32);
+        }
+        for i in (0..n + 100).step_by(11) {
+            let mut got = Vec::new();
+            frozen.for_each(key(i), |s| got.push(s));
+            assert_eq!(got, [i as u32], "slot {i}");
         }
     }
 

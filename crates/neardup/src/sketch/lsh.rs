@@ -11,7 +11,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use std::sync::Arc;
+
 use crate::sketch::band_table::BandTable;
+pub(crate) use crate::sketch::band_table::MIN_FROZEN;
 
 /// Probability that two documents of Jaccard `s` share at least one of `b` bands of `r` rows.
 pub fn candidate_probability(s: f64, b: usize, r: usize) -> f64 {
@@ -127,7 +130,7 @@ impl Default for LshOptions {
 pub struct MinHashLsh {
     bands: usize,
     rows: usize,
-    tables: Vec<BandTable>,
+    tables: Vec<Arc<BandTable>>,
     slots: usize,
 }
 
@@ -174,7 +177,7 @@ impl MinHashLsh {
         Ok(MinHashLsh {
             bands,
             rows,
-            tables: (0..bands).map(|_| BandTable::default()).collect(),
+            tables: (0..bands).map(|_| Arc::default()).collect(),
             slots: 0,
         })
     }
@@ -196,7 +199,8 @@ impl MinHashLsh {
         let slot = self.slots as u32;
         self.prefetch(keys);
         for (t, &k) in self.tables.iter_mut().zip(keys) {
-            t.insert(k, slot);
+            // A copy only while the table is shared to be frozen (`share_tables`).
+            Arc::make_mut(t).insert(k, slot);
         }
         self.slots += 1;
         slot
@@ -264,7 +268,7 @@ impl MinHashLsh {
     /// Makes room for `more` slots, so that inserting them never grows a table.
     pub fn reserve(&mut self, more: usize) {
         for t in &mut self.tables {
-            t.reserve(more);
+            Arc::make_mut(t).reserve(more);
         }
     }
 
@@ -287,7 +291,57 @@ impl MinHashLsh {
 
     /// Approximate heap bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.tables.iter().map(BandTable::heap_bytes).sum()
+        self.tables.iter().map(|t| t.heap_bytes()).sum()
+    }
+
+    /// Whether freezing the tables would pay: they hold at least `min_slots` slots
+    /// ([`MIN_FROZEN`] is where it starts to), and an eighth of them or more came after the
+    /// last freeze.
+    pub(crate) fn worth_freezing(&self, min_slots: usize) -> bool {
+        let unfrozen = self.tables.first().map_or(0, |t| t.unfrozen());
+        self.slots >= min_slots && unfrozen > 0 && unfrozen * 8 >= self.slots
+    }
+
+    /// The tables as they are, shared (no copy): [`FrozenTables::freeze`] then builds their
+    /// frozen form outside any lock, and [`MinHashLsh::put_frozen`] puts it in place. A slot
+    /// inserted meanwhile copies the table it goes into first.
+    pub(crate) fn share_tables(&self) -> FrozenTables {
+        FrozenTables {
+            tables: self.tables.clone(),
+            slots: self.slots,
+        }
+    }
+
+    /// Puts `frozen` in place and gives back the tables it replaces (to be dropped outside
+    /// a lock), unless slots were added since it was shared: then it gives `frozen` back and
+    /// nothing changes.
+    pub(crate) fn put_frozen(&mut self, mut frozen: FrozenTables) -> FrozenTables {
+        if frozen.slots == self.slots && frozen.tables.len() == self.tables.len() {
+            std::mem::swap(&mut self.tables, &mut frozen.tables);
+        }
+        frozen
+    }
+}
+
+/// An index's band tables at a number of slots ([`MinHashLsh::share_tables`]).
+#[derive(Debug)]
+pub(crate) struct FrozenTables {
+    tables: Vec<Arc<BandTable>>,
+    slots: usize,
+}
+
+impl FrozenTables {
+    /// The slots they hold.
+    pub(crate) fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Builds each table's frozen form (about 7 bytes a slot and band instead of 16, the same
+    /// lookups), one at a time.
+    pub(crate) fn freeze(&mut self) {
+        for t in &mut self.tables {
+            *t = Arc::new(t.frozen());
+        }
     }
 }
 

@@ -51,6 +51,7 @@ pub use super::lsh::{
     band_key, band_key_of, candidate_probability, false_negative_area, false_positive_area,
     optimal_param, LshOptions, MinHashLsh,
 };
+pub(crate) use super::lsh::{FrozenTables, MIN_FROZEN};
 pub use crate::detect::minhash::{
     Confirm, MinHashDetector, MinHashDetectorOptions, MinHashSketch, DEFAULT_BITS,
     DEFAULT_THRESHOLD,

@@ -3,7 +3,7 @@
 //! per-segment index that answers with them ([`SketchIndex`]).
 
 use crate::detect::{compare_verdicts, keep_stronger, Detector, Verdict};
-use crate::policy::{AutoDetector, AutoSketch};
+use crate::policy::{AutoDetector, AutoFrozen, AutoSketch};
 use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, VetoRules};
 
 use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
@@ -347,6 +347,39 @@ impl SketchIndex {
         }
     }
 
+    /// The band tables of its detectors worth freezing from `min_slots` slots (see
+    /// [`AutoDetector::share_tables`]), shared without a copy; `None` when none is.
+    pub(super) fn share_tables(&self, min_slots: usize) -> Option<SegmentTables> {
+        let det = self.det.share_tables(min_slots);
+        let bodies = self.bodies.as_ref().and_then(|b| b.share_tables(min_slots));
+        (det.is_some() || bodies.is_some()).then_some(SegmentTables {
+            len: self.len(),
+            det,
+            bodies,
+        })
+    }
+
+    /// Puts tables from [`SketchIndex::share_tables`], frozen, in place and gives back those
+    /// they replace (to be dropped outside the lock) — unless documents were inserted since
+    /// they were shared: then nothing changes.
+    pub(super) fn put_frozen(&mut self, t: SegmentTables) -> Option<SegmentTables> {
+        if t.len != self.len() {
+            return None;
+        }
+        // Every document goes into both detectors at once: the same length fits both.
+        let put = |det: &mut AutoDetector, f: AutoFrozen| det.put_frozen(f).ok();
+        let det = t.det.and_then(|f| put(&mut self.det, f));
+        let bodies = match (self.bodies.as_mut(), t.bodies) {
+            (Some(b), Some(f)) => put(b, f),
+            _ => None,
+        };
+        Some(SegmentTables {
+            len: t.len,
+            det,
+            bodies,
+        })
+    }
+
     pub(super) fn heap_bytes(&self) -> usize {
         self.det.heap_bytes()
             + self.bodies.as_ref().map_or(0, |b| b.heap_bytes())
@@ -363,6 +396,24 @@ impl SketchIndex {
             + self.seqs.capacity() * 8
             + self.blobs.capacity()
             + self.ends.capacity() * 8
+    }
+}
+
+/// A segment's band tables at a number of documents, shared to be frozen
+/// ([`SketchIndex::share_tables`]).
+pub(super) struct SegmentTables {
+    len: usize,
+    det: Option<AutoFrozen>,
+    bodies: Option<AutoFrozen>,
+}
+
+impl SegmentTables {
+    /// Builds the frozen form of every table, outside any lock.
+    pub(super) fn freeze(&mut self) {
+        self.det
+            .iter_mut()
+            .chain(&mut self.bodies)
+            .for_each(AutoFrozen::freeze);
     }
 }
 

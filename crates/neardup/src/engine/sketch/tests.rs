@@ -321,3 +321,106 @@ fn index_gives_back_the_full_encoding() {
         assert!(decode(&stripped).is_err());
     }
 }
+
+/// `text` with its middle character replaced.
+fn edited(text: &str) -> String {
+    let mid = text.chars().count() / 2;
+    text.chars()
+        .enumerate()
+        .map(|(i, c)| if i == mid { '＃' } else { c })
+        .collect()
+}
+
+/// Frozen band tables (a past segment's, `SketchIndex::share_tables`) find what the growing
+/// ones found, for documents of both paths and their indexed bodies, and documents inserted
+/// after the freeze are found too; tables shared before an insert are not put in place.
+#[test]
+fn frozen_tables_find_what_the_growing_ones_found() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let make = || AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let det = make();
+    // Windows of a Chinese and an English text, short (60 characters) and long (300) in
+    // turn, at spread offsets (overlapping windows are near-duplicates of each other too).
+    let mut paras: Vec<String> = Vec::new();
+    for text in [
+        include_str!("../../../tests/fixtures/sanguo_ch1.txt"),
+        include_str!("../../../tests/fixtures/moby_dick_excerpt.txt"),
+    ] {
+        let chars: Vec<char> = text.chars().collect();
+        for i in 0..40 {
+            let len = if i % 2 == 0 { 60 } else { 300 };
+            let start = (i * 131) % (chars.len() - len);
+            paras.push(chars[start..start + len].iter().collect());
+        }
+    }
+    let sketch = |t: &str| {
+        let auto = det.sketch(t).unwrap();
+        DocSketch {
+            // Its second half as an indexed body.
+            body: Some(
+                det.sketch(&t.chars().skip(t.chars().count() / 2).collect::<String>())
+                    .unwrap(),
+            ),
+            index_body: true,
+            auto,
+            veto: None,
+            deferred: None,
+        }
+    };
+    let mut idx = SketchIndex::new(make());
+    let insert = |idx: &mut SketchIndex, i: usize, t: &str| {
+        let s = sketch(t);
+        let mut b = Vec::new();
+        encode(&s, &mut b);
+        idx.insert(i as u32, i as u64, s, &b, &make);
+    };
+    let (old, new) = paras.split_at(paras.len() * 2 / 3);
+    for (i, t) in old.iter().enumerate() {
+        insert(&mut idx, i, t);
+    }
+    let counts = LineCounts::default();
+    let found = |idx: &SketchIndex, t: &str, by_body: bool| {
+        let mut out = Vec::new();
+        idx.find(&sketch(&edited(t)), by_body, None, &counts, &mut out);
+        sort_strongest(&mut out);
+        out
+    };
+    let before: Vec<_> = old
+        .iter()
+        .flat_map(|t| [found(&idx, t, false), found(&idx, t, true)])
+        .collect();
+    assert!(before.iter().filter(|f| !f.is_empty()).count() >= old.len());
+    for stage in [Stage::Short, Stage::Minhash] {
+        assert!(
+            before.iter().flatten().any(|(v, _)| v.stage == stage),
+            "no {stage:?} match: the test needs both paths"
+        );
+    }
+
+    let shared = idx.share_tables(0).expect("tables to freeze");
+    insert(&mut idx, old.len(), &new[0]);
+    assert!(
+        idx.put_frozen(shared).is_none(),
+        "a document came in between"
+    );
+    let mut shared = idx.share_tables(0).expect("tables to freeze");
+    shared.freeze();
+    assert!(idx.put_frozen(shared).is_some());
+    for (i, t) in new.iter().enumerate().skip(1) {
+        insert(&mut idx, old.len() + i, t);
+    }
+    // (Windows overlap: the documents inserted since match too; they are left out.)
+    let before_them = |mut f: Vec<(Verdict, u64)>| {
+        f.retain(|&(_, seq)| seq < old.len() as u64);
+        f
+    };
+    let after: Vec<_> = old
+        .iter()
+        .flat_map(|t| [found(&idx, t, false), found(&idx, t, true)])
+        .map(before_them)
+        .collect();
+    assert_eq!(after, before);
+    for t in new {
+        assert!(!found(&idx, t, false).is_empty(), "{t}");
+    }
+}
