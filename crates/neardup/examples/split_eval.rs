@@ -43,6 +43,8 @@
 //! (no body search, exact line keys), both in batch and through the online engine.
 //! `SPLIT_EVAL_ONLINE=1,100` replaces the columns with the default in batch and the online
 //! engine in requests of those sizes.
+//! `SPLIT_EVAL_CONTAINMENT=0.8,0.85,0.9` replaces the columns with the default whose short path
+//! confirms containment from those alignment similarities (`ContainmentOptions::threshold`).
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
 //! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
 //! `contained_above` values.
@@ -452,6 +454,25 @@ fn variants() -> Vec<Variant> {
             });
         }
         return v;
+    }
+    // `SPLIT_EVAL_CONTAINMENT=0.8,0.85,0.9`: the default with the short path's containment
+    // confirmed from those alignment similarities.
+    if let Ok(cs) = std::env::var("SPLIT_EVAL_CONTAINMENT") {
+        return cs
+            .split(',')
+            .map(|c| Variant {
+                name: format!("default, containment from {c}"),
+                veto: Some(TemplateVetoOptions::default()),
+                policy: with(&|p| {
+                    p.minhash.lsh.threshold = 0.5;
+                    if let Some(k) = p.short.containment.as_mut() {
+                        k.threshold = c.parse().unwrap();
+                    }
+                }),
+                engine: None,
+                body_index: true,
+            })
+            .collect();
     }
     // `SPLIT_EVAL_BITS=32,16,8`: the default, and the default without the veto, with the long
     // path's signature entries kept at those bits.
