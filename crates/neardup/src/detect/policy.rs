@@ -319,6 +319,24 @@ impl AutoDetector {
         Ok(AutoFrozen { long, short })
     }
 
+    /// Defers the band tables of the long and short paths (`MinHashLsh::defer_tables`): a
+    /// restart's bulk load, finished by [`AutoDetector::finish_deferred`] before any search.
+    pub(crate) fn defer_tables(&mut self) {
+        if let Some(m) = self.minhash.as_mut() {
+            m.lsh_mut().defer_tables();
+        }
+        self.short.lsh_mut().defer_tables();
+    }
+
+    /// Puts the slots inserted since [`AutoDetector::defer_tables`] into the tables, built
+    /// frozen when `freeze` and they are large enough.
+    pub(crate) fn finish_deferred(&mut self, freeze: bool) {
+        if let Some(m) = self.minhash.as_mut() {
+            m.lsh_mut().finish_deferred(freeze);
+        }
+        self.short.lsh_mut().finish_deferred(freeze);
+    }
+
     /// The path a sketch takes.
     pub fn path(&self, s: &AutoSketch) -> Path {
         if s.chars <= self.opts.short.max_chars {

@@ -137,6 +137,7 @@ pub(super) fn recover(
             }
         }
     }
+    inner.finish_deferred();
     let documents = inner.segments.values().map(|s| s.live).sum();
     Ok((inner, documents))
 }
@@ -234,7 +235,7 @@ pub(super) fn recover_sketches(
     dir: &Path,
     recovered: Recovered,
     horizon: Horizon,
-    segment_ms: i64,
+    (segment_ms, current): (i64, i64),
     head_layout: &Layout,
     make: &dyn Fn() -> AutoDetector,
 ) -> Result<(Inner, u64)> {
@@ -289,7 +290,9 @@ pub(super) fn recover_sketches(
             observe(&mut inner, *segment, &keys, false);
         }
         // Each segment's tables sized once for what it will hold, rather than grown entry by
-        // entry (a restart's largest cost after the inserts themselves).
+        // entry (a restart's largest cost after the inserts themselves). A past segment's band
+        // tables only collect its documents' keys and are built at the end, frozen: a sort
+        // rather than a hash insert per band and document.
         let live = Horizon { floor, ..horizon };
         let mut counts: std::collections::BTreeMap<i64, (usize, usize)> = Default::default();
         for (_, ts, _, blob) in entries.iter().filter(|e| live.live(e.1)) {
@@ -297,8 +300,8 @@ pub(super) fn recover_sketches(
             c.0 += 1;
             c.1 += usize::from(sketch::has_minhash(blob));
         }
-        for (segment, (documents, long)) in counts {
-            inner.reserve_sketches(segment, documents, long, head_layout, make);
+        for (segment, sizes) in counts {
+            inner.reserve_sketches(segment, sizes, segment < current, head_layout, make);
         }
         // Entries are decoded (band keys included) a chunk ahead on the other threads while
         // this one inserts the chunk before, in order: the inserts are sequential, the
@@ -360,6 +363,7 @@ pub(super) fn recover_sketches(
             }
         }
     }
+    inner.finish_deferred();
     let documents = inner.segments.values().map(|s| s.live).sum();
     Ok((inner, documents))
 }

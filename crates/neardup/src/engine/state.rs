@@ -195,12 +195,13 @@ impl Inner {
     }
 
     /// Makes room in segment `segment`'s sketch index (made by `make` if it has none) for
-    /// `documents` more documents, `long` of them with a MinHash sketch.
+    /// `documents` more documents, `long` of them with a MinHash sketch; with `defer`, its band
+    /// tables are built at once by [`Inner::finish_deferred`] ([`SketchIndex::reserve`]).
     pub(super) fn reserve_sketches(
         &mut self,
         segment: i64,
-        documents: usize,
-        long: usize,
+        (documents, long): (usize, usize),
+        defer: bool,
         head_layout: &Layout,
         make: &dyn Fn() -> AutoDetector,
     ) {
@@ -209,7 +210,16 @@ impl Inner {
             .or_insert_with(|| Segment::new(head_layout))
             .sketches
             .get_or_insert_with(|| SketchIndex::new(make()))
-            .reserve(documents, long);
+            .reserve(documents, long, defer);
+    }
+
+    /// Builds every segment's deferred band tables ([`Inner::reserve_sketches`]).
+    pub(super) fn finish_deferred(&mut self) {
+        for seg in self.segments.values_mut() {
+            if let Some(x) = seg.sketches.as_mut() {
+                x.finish_deferred();
+            }
+        }
     }
 
     /// Removes a stored document (its run entries are filtered out by the slot check until

@@ -272,13 +272,25 @@ impl BandTable {
                 cur = self.next[(cur - self.base) as usize];
             }
         }
+        BandTable::frozen_from(&pairs, total)
+    }
+
+    /// A frozen table of `pairs` (`tag << 32 | slot`, in any order), which hold every slot
+    /// below `slots` once: a restart's table, built from its documents' band keys at once.
+    pub(crate) fn frozen_from(pairs: &[u64], slots: usize) -> BandTable {
+        debug_assert_eq!(pairs.len(), slots);
         BandTable {
             heads: Vec::new(),
             tags: 0,
             next: Vec::new(),
-            frozen: Some(Box::new(Frozen::build(&pairs))),
-            base: total as u32,
+            frozen: Some(Box::new(Frozen::build(pairs))),
+            base: slots as u32,
         }
+    }
+
+    /// Whether it holds no slot.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.base == 0 && self.next.is_empty()
     }
 
     /// Heap bytes held.

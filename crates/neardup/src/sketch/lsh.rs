@@ -132,6 +132,9 @@ pub struct MinHashLsh {
     rows: usize,
     tables: Vec<Arc<BandTable>>,
     slots: usize,
+    /// While tables are deferred ([`MinHashLsh::defer_tables`]): each band's
+    /// `tag << 32 | slot` pairs inserted since.
+    pending: Option<Vec<Vec<u64>>>,
 }
 
 /// The band key of the spec: XXH3-64 (seed = band index) of the band's `r` entries as
@@ -179,6 +182,7 @@ impl MinHashLsh {
             rows,
             tables: (0..bands).map(|_| Arc::default()).collect(),
             slots: 0,
+            pending: None,
         })
     }
 
@@ -197,6 +201,13 @@ impl MinHashLsh {
     /// Adds the next slot (0, 1, 2, …) with its band keys; returns the slot.
     pub fn insert_keys(&mut self, keys: &[u64]) -> u32 {
         let slot = self.slots as u32;
+        if let Some(pending) = self.pending.as_mut() {
+            for (p, &k) in pending.iter_mut().zip(keys) {
+                p.push(k & !0xFFFF_FFFF | slot as u64);
+            }
+            self.slots += 1;
+            return slot;
+        }
         self.prefetch(keys);
         for (t, &k) in self.tables.iter_mut().zip(keys) {
             // A copy only while the table is shared to be frozen (`share_tables`).
@@ -267,6 +278,10 @@ impl MinHashLsh {
 
     /// Makes room for `more` slots, so that inserting them never grows a table.
     pub fn reserve(&mut self, more: usize) {
+        if let Some(pending) = self.pending.as_mut() {
+            pending.iter_mut().for_each(|p| p.reserve(more));
+            return;
+        }
         for t in &mut self.tables {
             Arc::make_mut(t).reserve(more);
         }
@@ -274,6 +289,10 @@ impl MinHashLsh {
 
     /// Prefetches where each band's lookup of `keys` starts.
     fn prefetch(&self, keys: &[u64]) {
+        debug_assert!(
+            self.pending.is_none(),
+            "a lookup while the tables are deferred would miss their slots"
+        );
         for (t, &k) in self.tables.iter().zip(keys) {
             t.prefetch(k);
         }
@@ -291,7 +310,48 @@ impl MinHashLsh {
 
     /// Approximate heap bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.tables.iter().map(|t| t.heap_bytes()).sum()
+        self.tables.iter().map(|t| t.heap_bytes()).sum::<usize>()
+            + self
+                .pending
+                .iter()
+                .flatten()
+                .map(|p| p.capacity() * 8)
+                .sum::<usize>()
+    }
+
+    /// Defers the tables: slots inserted from now on are only collected, to be put into the
+    /// tables at once by [`MinHashLsh::finish_deferred`] (a restart's bulk load; no lookup may
+    /// come in between).
+    pub(crate) fn defer_tables(&mut self) {
+        if self.pending.is_none() {
+            self.pending = Some(vec![Vec::new(); self.bands]);
+        }
+    }
+
+    /// Puts the slots collected since [`MinHashLsh::defer_tables`] into the tables, a band
+    /// per thread: empty tables of at least `MIN_FROZEN` slots are built frozen (as
+    /// [`FrozenTables::freeze`] would make them; `freeze` asks for it), others take the slots
+    /// one by one.
+    pub(crate) fn finish_deferred(&mut self, freeze: bool) {
+        use rayon::prelude::*;
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        let slots = self.slots;
+        self.tables
+            .par_iter_mut()
+            .zip(pending)
+            .for_each(|(t, pairs)| {
+                let t = Arc::make_mut(t);
+                if freeze && slots >= MIN_FROZEN && t.is_empty() {
+                    *t = BandTable::frozen_from(&pairs, slots);
+                } else {
+                    t.reserve(pairs.len());
+                    for p in pairs {
+                        t.insert(p & !0xFFFF_FFFF, p as u32);
+                    }
+                }
+            });
     }
 
     /// Whether freezing the tables would pay: they hold at least `min_slots` slots
@@ -416,6 +476,51 @@ mod tests {
             let mut want: Vec<u32> = shared.iter().take(max).map(|&(_, s)| s).collect();
             want.sort_unstable();
             proptest::prop_assert_eq!(l.candidates_at_most(&q, max), want);
+        }
+    }
+
+    /// Tables deferred and then built at once (a restart's bulk load) give the candidates of
+    /// tables built one slot at a time: built frozen past `MIN_FROZEN` slots, growing below,
+    /// and taking slots one by one afterwards either way.
+    #[test]
+    fn deferred_tables_give_the_candidates_of_tables_built_slot_by_slot() {
+        // Document i shares its band-b key with document i / 3 on every third band.
+        let keys = |i: u64| -> Vec<u64> {
+            (0..18u64)
+                .map(|b| {
+                    let j = if b % 3 == 0 { i / 3 } else { i };
+                    crate::hash::xxh3_seeded(&j.to_le_bytes(), b)
+                })
+                .collect()
+        };
+        let opts = LshOptions {
+            params: Some((18, 7)),
+            ..LshOptions::default()
+        };
+        for n in [1000u64, MIN_FROZEN as u64 + 500] {
+            let mut direct = MinHashLsh::new(128, &opts).unwrap();
+            let mut deferred = MinHashLsh::new(128, &opts).unwrap();
+            deferred.defer_tables();
+            deferred.reserve(n as usize);
+            for i in 0..n {
+                assert_eq!(direct.insert_keys(&keys(i)), deferred.insert_keys(&keys(i)));
+            }
+            deferred.finish_deferred(true);
+            let frozen = deferred.tables.iter().all(|t| t.unfrozen() == 0);
+            assert_eq!(frozen, n as usize >= MIN_FROZEN, "n = {n}");
+            for i in n..n + 10 {
+                direct.insert_keys(&keys(i));
+                deferred.insert_keys(&keys(i));
+            }
+            for i in (0..n + 10).step_by(97).chain([n + 20]) {
+                let q = keys(i);
+                assert_eq!(
+                    deferred.candidates(&q),
+                    direct.candidates(&q),
+                    "document {i}"
+                );
+                assert!(i > n + 10 || deferred.candidates(&q).contains(&(i as u32)));
+            }
         }
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use neardup::dedup::{dedup, Keep};
 use neardup::detect::{Detector, Stage, Verdict};
 use neardup::engine::{
-    Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
+    Clock, Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
 };
 use neardup::eval::{jsonl_sources, make_set, sentence_sources, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
@@ -142,6 +142,9 @@ fn stream(
             engine.shutdown().unwrap();
         }
         drop(engine);
+        // Each restart opens a new time segment (all stay within the retention): the restart
+        // loads the earlier ones as past segments, their band tables built at once.
+        clock.set(clock.now_ms() + cfg.retention.as_millis() as i64 / cfg.segments as i64);
         e = Some(Engine::open(dir, fp.clone(), cfg.clone(), clock.clone()).unwrap());
     }
     out

@@ -137,6 +137,8 @@ pub(super) struct SketchIndex {
     unlearned: Vec<bool>,
     /// Under the template veto, the positions whose document is a [`ThinPage`].
     thin_pages: Vec<bool>,
+    /// Whether its detectors' band tables are deferred ([`SketchIndex::reserve`]).
+    deferred: bool,
     pub(super) handles: Vec<u32>,
     pub(super) seqs: Vec<u64>,
     blobs: Vec<u8>,
@@ -151,6 +153,7 @@ impl SketchIndex {
             parts: Vec::new(),
             unlearned: Vec::new(),
             thin_pages: Vec::new(),
+            deferred: false,
             handles: Vec::new(),
             seqs: Vec::new(),
             blobs: Vec::new(),
@@ -162,8 +165,16 @@ impl SketchIndex {
         self.handles.len()
     }
 
-    /// Makes room for `documents` more documents, `long` of them with a MinHash sketch.
-    pub(super) fn reserve(&mut self, documents: usize, long: usize) {
+    /// Makes room for `documents` more documents, `long` of them with a MinHash sketch. With
+    /// `defer` (a restart loading a past segment) the band tables only collect the documents'
+    /// keys until [`SketchIndex::finish_deferred`] builds them at once; nothing may be searched
+    /// in between.
+    pub(super) fn reserve(&mut self, documents: usize, long: usize, defer: bool) {
+        if defer {
+            self.det.defer_tables();
+            self.bodies.iter_mut().for_each(AutoDetector::defer_tables);
+            self.deferred = true;
+        }
         self.det.reserve(documents, long);
         self.handles.reserve(documents);
         self.seqs.reserve(documents);
@@ -203,7 +214,16 @@ impl SketchIndex {
             self.thin_pages.push(v.thin.is_some());
         }
         if let Some(body) = sketch.body.take().filter(|_| sketch.index_body) {
-            self.bodies.get_or_insert_with(make).insert(pos, body);
+            let deferred = self.deferred;
+            self.bodies
+                .get_or_insert_with(|| {
+                    let mut b = make();
+                    if deferred {
+                        b.defer_tables();
+                    }
+                    b
+                })
+                .insert(pos, body);
         }
         self.det.insert(pos, sketch.auto);
         self.handles.push(handle);
@@ -344,6 +364,15 @@ impl SketchIndex {
                 },
                 self.seqs[pos],
             ));
+        }
+    }
+
+    /// Builds the band tables deferred by [`SketchIndex::reserve`], frozen when large enough
+    /// (a past segment takes few documents more).
+    pub(super) fn finish_deferred(&mut self) {
+        if std::mem::take(&mut self.deferred) {
+            self.det.finish_deferred(true);
+            self.bodies.iter_mut().for_each(|b| b.finish_deferred(true));
         }
     }
 
