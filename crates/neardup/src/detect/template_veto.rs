@@ -57,7 +57,7 @@ use crate::detect::containment::{
 };
 use crate::detect::Verdict;
 use crate::error::{Error, Result};
-use crate::features::{is_alphanumeric, is_numeric, numeral_at, PackedChars, PACK_PIECE};
+use crate::features::{is_alphanumeric, numeral_at, PackedChars, PACK_PIECE};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::xxh3;
 use crate::minhash::{fold32, MinHashOptions, MinHasher, Scheme, Shingles};
@@ -394,7 +394,7 @@ impl VetoRules {
                 let t = line.trim();
                 (t.len() >= self.opts.min_line_bytes).then(|| {
                     let exact = xxh3(t.as_bytes()) & !1;
-                    let template = if self.opts.mask_line_digits && t.chars().any(is_numeric) {
+                    let template = if self.opts.mask_line_digits && has_numeral(t) {
                         xxh3(mask_digits(t, &mut masked).as_bytes()) | 1
                     } else {
                         exact
@@ -524,6 +524,13 @@ impl VetoRules {
     /// those lines are template lines ([`template_only_now`](Self::template_only_now)).
     pub fn thin(&self, text: &str, line_docs: &[u32]) -> bool {
         self.letters_below(text, line_docs, self.opts.min_docs) < self.opts.min_distinct_chars
+    }
+
+    /// Whether any line is repeated (held by at least
+    /// [`min_docs`](TemplateVetoOptions::min_docs) documents, `line_docs` as
+    /// [`thin_repeated`](Self::thin_repeated) takes them): a page without one is never thin.
+    pub fn any_repeated(&self, line_docs: &[u32]) -> bool {
+        line_docs.iter().any(|&n| n >= self.opts.min_docs)
     }
 
     /// For a [`thin`](Self::thin) page with repeated lines (`keys` its line keys, `line_docs`
@@ -738,20 +745,44 @@ fn without_numerals(s: String) -> String {
 }
 
 /// `line` with each run of digits ([`char::is_numeric`]) replaced by one `0`, written to `out`
-/// (cleared first): a line's key under [`TemplateVetoOptions::mask_line_digits`].
+/// (cleared first): a line's key under [`TemplateVetoOptions::mask_line_digits`]. The runs
+/// between the digits are copied whole, found a byte at a time over ASCII and the CJK
+/// ideographs ([`numeral_at`]).
 pub fn mask_digits<'a>(line: &str, out: &'a mut String) -> &'a str {
     out.clear();
-    let mut digits = false;
-    for c in line.chars() {
-        let d = is_numeric(c);
-        if !d {
-            out.push(c);
-        } else if !digits {
+    let n = line.len();
+    let (mut run, mut i) = (0, 0);
+    while i < n {
+        let (numeral, len) = numeral_at(line, i);
+        i += len;
+        if numeral {
+            out.push_str(&line[run..i - len]);
             out.push('0');
+            while i < n {
+                let (numeral, len) = numeral_at(line, i);
+                if !numeral {
+                    break;
+                }
+                i += len;
+            }
+            run = i;
         }
-        digits = d;
     }
+    out.push_str(&line[run..]);
     out
+}
+
+/// Whether `s` has a digit ([`char::is_numeric`]), read as [`mask_digits`] reads it.
+fn has_numeral(s: &str) -> bool {
+    let mut i = 0;
+    while i < s.len() {
+        let (numeral, len) = numeral_at(s, i);
+        if numeral {
+            return true;
+        }
+        i += len;
+    }
+    false
 }
 
 /// The share of slots where `a`'s low 16 bits equal `b`'s: the Jaccard estimate of two

@@ -119,8 +119,7 @@ impl<D: Detector> TemplateVeto<D> {
             && self.rules.body_is_own(text, line_docs, template_docs);
         // A thin page with repeated lines: which, to ask again later whether it is
         // template-only (a later batch may make them template lines).
-        let thin = distinct
-            .is_none()
+        let thin = (distinct.is_none() && self.rules.any_repeated(line_docs))
             .then(|| {
                 self.rules
                     .thin_repeated(text, &self.rules.line_keys(text), line_docs)
@@ -146,21 +145,31 @@ impl<D: Detector> Detector for TemplateVeto<D> {
     }
 
     fn observe_batch(&self, texts: &[&str]) {
+        use rayon::prelude::*;
         self.inner.observe_batch(texts);
+        // Which texts repeat an earlier one (in order), then every other text's lines, keyed
+        // in parallel, then counted.
+        let hashes: Vec<u64> = texts.par_iter().map(|t| xxh3(t.as_bytes())).collect();
+        let copies: Vec<bool> = {
+            let mut counted = self.counted.write().unwrap_or_else(|e| e.into_inner());
+            hashes.iter().map(|&h| !counted.insert(h)).collect()
+        };
+        let keys: Vec<Vec<u64>> = texts
+            .par_iter()
+            .zip(&copies)
+            .map(|(t, &copy)| {
+                if copy {
+                    Vec::new()
+                } else {
+                    self.rules.counted_lines(t)
+                }
+            })
+            .collect();
         let mut counts = self.lines.write().unwrap_or_else(|e| e.into_inner());
-        let mut counted = self.counted.write().unwrap_or_else(|e| e.into_inner());
-        let mut copies = self.copies.write().unwrap_or_else(|e| e.into_inner());
-        copies.clear();
-        for t in texts {
-            let copy = !counted.insert(xxh3(t.as_bytes()));
-            copies.push(copy);
-            if copy {
-                continue;
-            }
-            for k in self.rules.counted_lines(t) {
-                *counts.entry(k).or_insert(0) += 1;
-            }
+        for &k in keys.iter().flatten() {
+            *counts.entry(k).or_insert(0) += 1;
         }
+        *self.copies.write().unwrap_or_else(|e| e.into_inner()) = copies;
     }
 
     fn sketch(&self, text: &str) -> Result<Self::Sketch> {

@@ -266,6 +266,33 @@ fn template_only_matches_are_vetoed() {
     assert!(matched > 0);
 }
 
+proptest::proptest! {
+    /// Masking by runs equals its per-character definition (each run of `char::is_numeric`
+    /// characters one `0`), over digits of several scripts, ideographs, ASCII and others.
+    #[test]
+    fn masking_by_runs_equals_the_per_character_definition(
+        chars in proptest::collection::vec(proptest::sample::select(vec![
+            '1', '9', 'a', ' ', '-', '七', '中', '文', '٣', '７', 'Ⅻ', '½', '²', 'é', '。', '😀', '〇',
+        ]), 0..40),
+    ) {
+        let line: String = chars.into_iter().collect();
+        let mut want = String::new();
+        let mut digits = false;
+        for c in line.chars() {
+            let d = c.is_numeric();
+            if !d {
+                want.push(c);
+            } else if !digits {
+                want.push('0');
+            }
+            digits = d;
+        }
+        let mut out = String::from("left over");
+        proptest::prop_assert_eq!(mask_digits(&line, &mut out), want.as_str());
+        proptest::prop_assert_eq!(has_numeral(&line), line.chars().any(char::is_numeric));
+    }
+}
+
 #[test]
 fn masked_lines_differ_only_outside_their_digits() {
     let mut out = String::new();
