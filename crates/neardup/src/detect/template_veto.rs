@@ -747,7 +747,7 @@ fn without_numerals(s: String) -> String {
 /// `line` with each run of digits ([`char::is_numeric`]) replaced by one `0`, written to `out`
 /// (cleared first): a line's key under [`TemplateVetoOptions::mask_line_digits`]. The runs
 /// between the digits are copied whole, found a byte at a time over ASCII and the CJK
-/// ideographs ([`numeral_at`]).
+/// ideographs.
 pub fn mask_digits<'a>(line: &str, out: &'a mut String) -> &'a str {
     out.clear();
     let n = line.len();
