@@ -194,25 +194,46 @@ impl PackedBottomK {
 
     /// The sample.
     pub fn unpack(&self) -> BottomK {
-        let width = self.width as usize;
-        let mask = (1u64 << width) - 1;
         let mut hashes = Vec::with_capacity(self.len as usize);
-        let (mut acc, mut held, mut bytes) = (0u64, 0usize, self.bits.iter());
-        let mut last = 0u32;
-        for _ in 0..self.len {
-            while held < width {
-                acc |= (*bytes.next().expect("packed to its length") as u64) << held;
-                held += 8;
-            }
-            last += (acc & mask) as u32;
-            hashes.push(last);
-            acc >>= width;
-            held -= width;
-        }
+        self.for_each_hash(|h| hashes.push(h));
         BottomK {
             hashes: hashes.into(),
             complete: self.complete,
         }
+    }
+
+    /// Calls `f` with each hash of the sample, ascending: each gap read from the eight bytes
+    /// where it starts (a width of at most 32 bits and a shift of at most 7 fit in them).
+    fn for_each_hash(&self, mut f: impl FnMut(u32)) {
+        let width = self.width as usize;
+        let mask = (1u64 << width) - 1;
+        let bits = &self.bits;
+        let mut last = 0u32;
+        for i in 0..self.len as usize {
+            let at = i * width;
+            let byte = at / 8;
+            let word = match bits.get(byte..byte + 8) {
+                Some(b) => u64::from_le_bytes(b.try_into().expect("eight bytes")),
+                None => {
+                    let mut b = [0u8; 8];
+                    let tail = &bits[byte.min(bits.len())..];
+                    b[..tail.len()].copy_from_slice(tail);
+                    u64::from_le_bytes(b)
+                }
+            };
+            last = last.wrapping_add(((word >> (at % 8)) & mask) as u32);
+            f(last);
+        }
+    }
+
+    /// [`contained_sample_in_set`] of the sample, read as it is packed (no copy).
+    pub fn contained_in_set(&self, set: &[u32]) -> f64 {
+        if self.len == 0 {
+            return 0.0;
+        }
+        let mut found = 0usize;
+        self.for_each_hash(|h| found += usize::from(set.binary_search(&h).is_ok()));
+        found as f64 / self.len as f64
     }
 
     /// Bytes held on the heap.
@@ -250,6 +271,11 @@ mod tests {
                 let packed = PackedBottomK::pack(&sample);
                 prop_assert_eq!(packed.unpack(), sample.clone());
                 prop_assert!(packed.heap_bytes() <= sample.hashes.len() * 4);
+                let other: Vec<u32> = set.iter().step_by(3).copied().collect();
+                prop_assert_eq!(
+                    packed.contained_in_set(&other).to_bits(),
+                    contained_sample_in_set(&sample, &other).to_bits()
+                );
             }
         }
 

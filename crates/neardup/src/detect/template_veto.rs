@@ -52,8 +52,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::detect::containment::{
-    contained_sample_in_set, contained_set_in_sample, shingle_set, shingle_set_packed, BottomK,
-    PackedBottomK,
+    contained_set_in_sample, shingle_set, shingle_set_packed, BottomK, PackedBottomK,
 };
 use crate::detect::Verdict;
 use crate::error::{Error, Result};
@@ -647,7 +646,7 @@ impl VetoRules {
         else {
             return false;
         };
-        contained_sample_in_set(&their_part.unpack(), &g.whole) >= at_least
+        their_part.contained_in_set(&g.whole) >= at_least
             || contained_set_in_sample(&g.part, &their_whole.unpack())
                 .is_some_and(|c| c >= at_least)
     }
