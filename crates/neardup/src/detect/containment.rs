@@ -226,6 +226,31 @@ impl PackedBottomK {
         }
     }
 
+    /// [`contained_set_in_sample`] of sorted `set` in the sample, read as it is packed (no
+    /// copy): the two walked together in ascending order.
+    pub fn contains_set(&self, set: &[u32]) -> Option<f64> {
+        if self.len == 0 {
+            return contained_set_in_sample(set, &self.unpack());
+        }
+        let (mut at, mut seen, mut found) = (0usize, 0usize, 0usize);
+        self.for_each_hash(|h| {
+            while at < set.len() && set[at] < h {
+                at += 1;
+                seen += 1;
+            }
+            if set.get(at) == Some(&h) {
+                at += 1;
+                seen += 1;
+                found += 1;
+            }
+        });
+        if self.complete {
+            // Every hash is within a complete sample's reach.
+            seen += set.len() - at;
+        }
+        (seen > 0).then(|| found as f64 / seen as f64)
+    }
+
     /// [`contained_sample_in_set`] of the sample, read as it is packed (no copy).
     pub fn contained_in_set(&self, set: &[u32]) -> f64 {
         if self.len == 0 {
@@ -276,6 +301,12 @@ mod tests {
                     packed.contained_in_set(&other).to_bits(),
                     contained_sample_in_set(&sample, &other).to_bits()
                 );
+                for part in [&other[..], &set[..], &set[set.len() / 2..]] {
+                    prop_assert_eq!(
+                        packed.contains_set(part).map(f64::to_bits),
+                        contained_set_in_sample(part, &sample).map(f64::to_bits)
+                    );
+                }
             }
         }
 

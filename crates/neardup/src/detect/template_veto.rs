@@ -51,9 +51,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::detect::containment::{
-    contained_set_in_sample, shingle_set, shingle_set_packed, BottomK, PackedBottomK,
-};
+use crate::detect::containment::{shingle_set, shingle_set_packed, BottomK, PackedBottomK};
 use crate::detect::Verdict;
 use crate::error::{Error, Result};
 use crate::features::{is_alphanumeric, numeral_at, PackedChars, PACK_PIECE};
@@ -647,7 +645,8 @@ impl VetoRules {
             return false;
         };
         their_part.contained_in_set(&g.whole) >= at_least
-            || contained_set_in_sample(&g.part, &their_whole.unpack())
+            || their_whole
+                .contains_set(&g.part)
                 .is_some_and(|c| c >= at_least)
     }
 }
