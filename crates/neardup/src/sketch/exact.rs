@@ -17,7 +17,6 @@
 //! ```
 
 use std::collections::HashMap;
-use std::hash::Hash;
 
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
@@ -30,57 +29,57 @@ pub const EXACT_VERSION: u32 = 1;
 
 const NONE: u32 = u32::MAX;
 
-/// A multimap key → slots, stored as a head per key and a `next` link per slot (compact:
-/// ~20 bytes a slot). Slots are dense `u32` numbers chosen by the caller.
-#[derive(Debug, Clone)]
-pub(crate) struct Chains<K> {
-    heads: HashMap<K, u32, FastBuild>,
+/// A multimap of 128-bit digests → slots, stored as a head per digest and a `next` link per
+/// slot: ~26 bytes a slot at the map's usual load. The map keeps a digest as four `u32`s, so
+/// an entry is 20 bytes where a `u128` key (16-byte aligned) would pad it to 32. Slots are
+/// dense `u32` numbers chosen by the caller.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Chains {
+    heads: HashMap<[u32; 4], u32, FastBuild>,
     next: Vec<u32>,
 }
 
-impl<K> Default for Chains<K> {
-    fn default() -> Self {
-        Chains {
-            heads: HashMap::default(),
-            next: Vec::new(),
-        }
-    }
+/// A digest as the map keeps it.
+fn key(d: u128) -> [u32; 4] {
+    [d as u32, (d >> 32) as u32, (d >> 64) as u32, (d >> 96) as u32]
 }
 
-impl<K: Hash + Eq + Copy> Chains<K> {
-    /// Adds `slot` under `key`.
-    pub(crate) fn insert(&mut self, key: K, slot: u32) {
+impl Chains {
+    /// Adds `slot` under `digest`.
+    pub(crate) fn insert(&mut self, digest: u128, slot: u32) {
         let s = slot as usize;
         if self.next.len() <= s {
             self.next.resize(s + 1, NONE);
         }
-        let prev = self.heads.insert(key, slot).unwrap_or(NONE);
+        let prev = self.heads.insert(key(digest), slot).unwrap_or(NONE);
         self.next[s] = prev;
     }
 
-    /// Calls `f` with every slot under `key`, newest first.
-    pub(crate) fn for_each(&self, key: &K, mut f: impl FnMut(u32)) {
-        let mut cur = self.heads.get(key).copied().unwrap_or(NONE);
+    /// Calls `f` with every slot under `digest`, newest first.
+    pub(crate) fn for_each(&self, digest: &u128, mut f: impl FnMut(u32)) {
+        let mut cur = self.heads.get(&key(*digest)).copied().unwrap_or(NONE);
         while cur != NONE {
             f(cur);
             cur = self.next[cur as usize];
         }
     }
 
-    /// Makes room for `more` slots under as many new keys.
+    /// Makes room for `more` slots under as many new digests.
     pub(crate) fn reserve(&mut self, more: usize) {
         self.heads.reserve(more);
         self.next.reserve(more);
     }
 
-    /// Whether any slot is under `key`.
-    pub(crate) fn contains(&self, key: &K) -> bool {
-        self.heads.contains_key(key)
+    /// Whether any slot is under `digest`.
+    pub(crate) fn contains(&self, digest: &u128) -> bool {
+        self.heads.contains_key(&key(*digest))
     }
 
-    /// Approximate heap bytes.
+    /// Approximate heap bytes: the map's buckets (an entry and a control byte each) and the
+    /// links.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.heads.capacity() * (std::mem::size_of::<K>() + 4 + 1) + self.next.capacity() * 4
+        self.heads.capacity() * (std::mem::size_of::<([u32; 4], u32)>() + 1)
+            + self.next.capacity() * 4
     }
 }
 
@@ -93,7 +92,7 @@ pub fn digest(normalized: &str) -> u128 {
 #[derive(Debug, Clone)]
 pub struct ExactDetector {
     fp: Fingerprinter,
-    chains: Chains<u128>,
+    chains: Chains,
     docs: Vec<u32>,
 }
 

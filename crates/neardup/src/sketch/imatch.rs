@@ -243,7 +243,7 @@ fn read(p: &Path) -> Result<String> {
 pub struct IMatchDetector {
     im: IMatcher,
     /// One multimap per lexicon `j` (a slot has at most one digest per lexicon).
-    chains: Vec<Chains<u128>>,
+    chains: Vec<Chains>,
     docs: Vec<u32>,
 }
 
