@@ -280,7 +280,8 @@ impl AutoDetector {
     /// The band tables of the long and short paths that are worth freezing
     /// (`MinHashLsh::worth_freezing` at `min_slots`), shared without a copy:
     /// [`AutoFrozen::freeze`] builds their frozen form outside any lock,
-    /// [`AutoDetector::put_frozen`] puts it in place. `None` when none is worth it.
+    /// [`AutoDetector::put_frozen`] puts it in place; documents inserted meanwhile are
+    /// searched beside the tables. `None` when none is worth it.
     pub(crate) fn share_tables(&self, min_slots: usize) -> Option<AutoFrozen> {
         let long = self
             .minhash
@@ -294,29 +295,15 @@ impl AutoDetector {
         (long.is_some() || short.is_some()).then_some(AutoFrozen { long, short })
     }
 
-    /// Puts tables from [`AutoDetector::share_tables`] in place and gives back those they
-    /// replace (to be dropped outside a lock) — unless documents were inserted since they
-    /// were shared: then `Err` gives them back and nothing changes.
-    pub(crate) fn put_frozen(
-        &mut self,
-        frozen: AutoFrozen,
-    ) -> std::result::Result<AutoFrozen, AutoFrozen> {
-        let fits = |l: &MinHashLsh, f: &Option<FrozenTables>| {
-            f.as_ref().is_none_or(|f| f.slots() == l.len())
-        };
-        let long_fits = match &self.minhash {
-            Some(m) => fits(m.lsh(), &frozen.long),
-            None => frozen.long.is_none(),
-        };
-        if !long_fits || !fits(self.short.lsh(), &frozen.short) {
-            return Err(frozen);
-        }
+    /// Puts tables from [`AutoDetector::share_tables`] (frozen) in place, with the documents
+    /// inserted since, and gives back those they replace (to be dropped outside a lock).
+    pub(crate) fn put_frozen(&mut self, frozen: AutoFrozen) -> AutoFrozen {
         let long = match (self.minhash.as_mut(), frozen.long) {
             (Some(m), Some(f)) => Some(m.lsh_mut().put_frozen(f)),
             _ => None,
         };
         let short = frozen.short.map(|f| self.short.lsh_mut().put_frozen(f));
-        Ok(AutoFrozen { long, short })
+        AutoFrozen { long, short }
     }
 
     /// Defers the band tables of the long and short paths (`MinHashLsh::defer_tables`): a

@@ -233,9 +233,10 @@ pub(super) fn merge_runs(sh: &Shared) -> Result<()> {
 /// Freezes the band tables of the segments whose time has passed (`auto` detector; see
 /// `sketch/band_table.rs`: about 7 bytes a slot and band instead of 16), a segment at a time:
 /// the tables are shared under a short read lock, frozen outside the locks, and swapped in
-/// under the write lock unless the segment took documents meanwhile (then the next round
-/// tries again); the replaced tables are freed after the lock. A segment is frozen again once
-/// an eighth of its documents came after its last freeze.
+/// under the write lock; documents the segment takes meanwhile are kept aside (searched all
+/// the same) and put into the new tables then, so that no insert copies a shared table. The
+/// replaced tables are freed after the lock. A segment is frozen again once an eighth of its
+/// documents came after its last freeze.
 pub(super) fn freeze_tables(sh: &Shared) {
     let current = sh.segment_of(sh.now());
     let past: Vec<i64> = sh
@@ -260,7 +261,7 @@ pub(super) fn freeze_tables(sh: &Shared) {
             .segments
             .get_mut(&sid)
             .and_then(|seg| seg.sketches.as_mut())
-            .and_then(|x| x.put_frozen(tables));
+            .map(|x| x.put_frozen(tables));
         if replaced.is_some() {
             sh.freezes.fetch_add(1, Ordering::Relaxed);
         }

@@ -41,7 +41,12 @@ pub(crate) struct Chains {
 
 /// A digest as the map keeps it.
 fn key(d: u128) -> [u32; 4] {
-    [d as u32, (d >> 32) as u32, (d >> 64) as u32, (d >> 96) as u32]
+    [
+        d as u32,
+        (d >> 32) as u32,
+        (d >> 64) as u32,
+        (d >> 96) as u32,
+    ]
 }
 
 impl Chains {

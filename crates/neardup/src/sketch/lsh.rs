@@ -126,7 +126,7 @@ impl Default for LshOptions {
 /// band. A table keeps each key's high 32 bits only: [`MinHashLsh::candidates`] may give, besides
 /// the slots that share a band key, one that shares only those bits — about `n / 2³²` of them
 /// per band and lookup among `n` distinct keys; [`MinHashLsh::candidates_where`] checks them.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MinHashLsh {
     bands: usize,
     rows: usize,
@@ -135,6 +135,28 @@ pub struct MinHashLsh {
     /// While tables are deferred ([`MinHashLsh::defer_tables`]): each band's
     /// `tag << 32 | slot` pairs inserted since.
     pending: Option<Vec<Vec<u64>>>,
+    /// Held also by the tables shared to be frozen ([`MinHashLsh::share_tables`]) while they
+    /// live; each index (a clone too) has its own.
+    freezing: Arc<()>,
+    /// Slots inserted meanwhile, with their band keys: searched beside the tables and put
+    /// into them once the frozen ones are in place, so that an insert never copies a shared
+    /// table (a past segment's, tens of megabytes a band).
+    late: Vec<(u32, Box<[u64]>)>,
+}
+
+impl Clone for MinHashLsh {
+    fn clone(&self) -> Self {
+        MinHashLsh {
+            bands: self.bands,
+            rows: self.rows,
+            tables: self.tables.clone(),
+            slots: self.slots,
+            pending: self.pending.clone(),
+            // Its own: tables shared to be frozen are the original's.
+            freezing: Arc::new(()),
+            late: self.late.clone(),
+        }
+    }
 }
 
 /// The band key of the spec: XXH3-64 (seed = band index) of the band's `r` entries as
@@ -183,6 +205,8 @@ impl MinHashLsh {
             tables: (0..bands).map(|_| Arc::default()).collect(),
             slots: 0,
             pending: None,
+            freezing: Arc::new(()),
+            late: Vec::new(),
         })
     }
 
@@ -208,13 +232,44 @@ impl MinHashLsh {
             self.slots += 1;
             return slot;
         }
+        if Arc::strong_count(&self.freezing) > 1 {
+            self.late.push((slot, keys.into()));
+            self.slots += 1;
+            return slot;
+        }
+        self.put_late();
         self.prefetch(keys);
         for (t, &k) in self.tables.iter_mut().zip(keys) {
-            // A copy only while the table is shared to be frozen (`share_tables`).
+            // A copy only when a clone of this index shares the table.
             Arc::make_mut(t).insert(k, slot);
         }
         self.slots += 1;
         slot
+    }
+
+    /// Puts the slots inserted while the tables were shared to be frozen into the tables.
+    fn put_late(&mut self) {
+        for (slot, keys) in std::mem::take(&mut self.late) {
+            for (t, &k) in self.tables.iter_mut().zip(keys.iter()) {
+                Arc::make_mut(t).insert(k, slot);
+            }
+        }
+    }
+
+    /// Calls `f` with each table and its key of `keys`, then with each late slot sharing
+    /// that band's tag (as a table would give it).
+    fn each_band(&self, keys: &[u64], mut f: impl FnMut(usize, u32)) {
+        self.prefetch(keys);
+        for (band, (t, &k)) in self.tables.iter().zip(keys).enumerate() {
+            t.for_each(k, |s| f(band, s));
+        }
+        for (slot, theirs) in &self.late {
+            for (band, (&a, &b)) in keys.iter().zip(theirs.iter()).enumerate() {
+                if a >> 32 == b >> 32 {
+                    f(band, *slot);
+                }
+            }
+        }
     }
 
     /// Distinct slots sharing at least one band key, ascending — and, rarely, a slot whose key
@@ -222,10 +277,7 @@ impl MinHashLsh {
     /// [`MinHashLsh::candidates_where`]).
     pub fn candidates(&self, keys: &[u64]) -> Vec<u32> {
         let mut out = Vec::new();
-        self.prefetch(keys);
-        for (t, &k) in self.tables.iter().zip(keys) {
-            t.for_each(k, |s| out.push(s));
-        }
+        self.each_band(keys, |_, s| out.push(s));
         out.sort_unstable();
         out.dedup();
         out
@@ -235,10 +287,7 @@ impl MinHashLsh {
     /// the `max` that share the most bands (of equally many, the earliest), ascending.
     pub fn candidates_at_most(&self, keys: &[u64], max: usize) -> Vec<u32> {
         let mut all = Vec::new();
-        self.prefetch(keys);
-        for (t, &k) in self.tables.iter().zip(keys) {
-            t.for_each(k, |s| all.push(s));
-        }
+        self.each_band(keys, |_, s| all.push(s));
         all.sort_unstable();
         // (bands shared, slot) of each distinct slot.
         let mut counted: Vec<(u32, u32)> = Vec::new();
@@ -262,10 +311,7 @@ impl MinHashLsh {
     /// of the slots a table gives until one band agrees.
     pub fn candidates_where(&self, keys: &[u64], key_of: impl Fn(u32, usize) -> u64) -> Vec<u32> {
         let mut found = Vec::new();
-        self.prefetch(keys);
-        for (band, (t, &k)) in self.tables.iter().zip(keys).enumerate() {
-            t.for_each(k, |s| found.push((s, band)));
-        }
+        self.each_band(keys, |band, s| found.push((s, band)));
         found.sort_unstable();
         let mut out: Vec<u32> = Vec::new();
         for (slot, band) in found {
@@ -363,22 +409,26 @@ impl MinHashLsh {
     }
 
     /// The tables as they are, shared (no copy): [`FrozenTables::freeze`] then builds their
-    /// frozen form outside any lock, and [`MinHashLsh::put_frozen`] puts it in place. A slot
-    /// inserted meanwhile copies the table it goes into first.
+    /// frozen form outside any lock, and [`MinHashLsh::put_frozen`] puts it in place. Slots
+    /// inserted meanwhile are kept aside (searched all the same) and go into the tables when
+    /// the frozen ones are put in place, or once the shared tables are dropped.
     pub(crate) fn share_tables(&self) -> FrozenTables {
         FrozenTables {
             tables: self.tables.clone(),
             slots: self.slots,
+            _token: Some(Arc::clone(&self.freezing)),
         }
     }
 
-    /// Puts `frozen` in place and gives back the tables it replaces (to be dropped outside
-    /// a lock), unless slots were added since it was shared: then it gives `frozen` back and
-    /// nothing changes.
+    /// Puts `frozen` (this index's tables from [`MinHashLsh::share_tables`]) in place, with
+    /// the slots inserted since, and gives back the tables it replaces (to be dropped outside
+    /// a lock).
     pub(crate) fn put_frozen(&mut self, mut frozen: FrozenTables) -> FrozenTables {
-        if frozen.slots == self.slots && frozen.tables.len() == self.tables.len() {
-            std::mem::swap(&mut self.tables, &mut frozen.tables);
-        }
+        debug_assert_eq!(frozen.tables.len(), self.tables.len());
+        debug_assert!(frozen.slots + self.late.len() == self.slots);
+        std::mem::swap(&mut self.tables, &mut frozen.tables);
+        frozen._token = None;
+        self.put_late();
         frozen
     }
 }
@@ -388,14 +438,11 @@ impl MinHashLsh {
 pub(crate) struct FrozenTables {
     tables: Vec<Arc<BandTable>>,
     slots: usize,
+    /// Keeps the index's late slots aside while it lives.
+    _token: Option<Arc<()>>,
 }
 
 impl FrozenTables {
-    /// The slots they hold.
-    pub(crate) fn slots(&self) -> usize {
-        self.slots
-    }
-
     /// Builds each table's frozen form (about 7 bytes a slot and band instead of 16, the same
     /// lookups), one at a time.
     pub(crate) fn freeze(&mut self) {
@@ -522,5 +569,56 @@ mod tests {
                 assert!(i > n + 10 || deferred.candidates(&q).contains(&(i as u32)));
             }
         }
+    }
+
+    /// Slots inserted while the tables are shared to be frozen are kept aside without copying
+    /// a table, found all the same, and put into the frozen tables with them; a clone of the
+    /// index inserts into its tables as before.
+    #[test]
+    fn slots_inserted_while_the_tables_are_shared_are_found_without_a_copy() {
+        let keys = |i: u64| -> Vec<u64> {
+            (0..18u64)
+                .map(|b| crate::hash::xxh3_seeded(&(i / 2).to_le_bytes(), b ^ ((i & 1) * (b % 2))))
+                .collect()
+        };
+        let opts = LshOptions {
+            params: Some((18, 7)),
+            ..LshOptions::default()
+        };
+        let mut direct = MinHashLsh::new(128, &opts).unwrap();
+        let mut l = MinHashLsh::new(128, &opts).unwrap();
+        for i in 0..500 {
+            direct.insert_keys(&keys(i));
+            l.insert_keys(&keys(i));
+        }
+        let mut shared = l.share_tables();
+        let table = Arc::as_ptr(&l.tables[0]);
+        for i in 500..510 {
+            direct.insert_keys(&keys(i));
+            l.insert_keys(&keys(i));
+        }
+        assert_eq!(
+            Arc::as_ptr(&l.tables[0]),
+            table,
+            "a shared table was copied"
+        );
+        assert_eq!(l.late.len(), 10);
+        let same = |l: &MinHashLsh| {
+            for i in (0..515).step_by(7) {
+                assert_eq!(l.candidates(&keys(i)), direct.candidates(&keys(i)), "{i}");
+                let at_most = |l: &MinHashLsh| l.candidates_at_most(&keys(i), 3);
+                assert_eq!(at_most(l), at_most(&direct), "{i}");
+            }
+        };
+        same(&l);
+        // A clone's tables are not being frozen: its next insert puts the late slots in them.
+        let mut clone = l.clone();
+        clone.insert_keys(&keys(600));
+        assert!(clone.late.is_empty());
+        assert!(clone.candidates(&keys(505)).contains(&505));
+        shared.freeze();
+        drop(l.put_frozen(shared));
+        assert!(l.late.is_empty());
+        same(&l);
     }
 }

@@ -377,36 +377,23 @@ impl SketchIndex {
     }
 
     /// The band tables of its detectors worth freezing from `min_slots` slots (see
-    /// [`AutoDetector::share_tables`]), shared without a copy; `None` when none is.
+    /// [`AutoDetector::share_tables`]), shared without a copy (documents inserted meanwhile
+    /// are searched beside them); `None` when none is.
     pub(super) fn share_tables(&self, min_slots: usize) -> Option<SegmentTables> {
         let det = self.det.share_tables(min_slots);
         let bodies = self.bodies.as_ref().and_then(|b| b.share_tables(min_slots));
-        (det.is_some() || bodies.is_some()).then_some(SegmentTables {
-            len: self.len(),
-            det,
-            bodies,
-        })
+        (det.is_some() || bodies.is_some()).then_some(SegmentTables { det, bodies })
     }
 
-    /// Puts tables from [`SketchIndex::share_tables`], frozen, in place and gives back those
-    /// they replace (to be dropped outside the lock) — unless documents were inserted since
-    /// they were shared: then nothing changes.
-    pub(super) fn put_frozen(&mut self, t: SegmentTables) -> Option<SegmentTables> {
-        if t.len != self.len() {
-            return None;
-        }
-        // Every document goes into both detectors at once: the same length fits both.
-        let put = |det: &mut AutoDetector, f: AutoFrozen| det.put_frozen(f).ok();
-        let det = t.det.and_then(|f| put(&mut self.det, f));
+    /// Puts tables from [`SketchIndex::share_tables`], frozen, in place, with the documents
+    /// inserted since, and gives back those they replace (to be dropped outside the lock).
+    pub(super) fn put_frozen(&mut self, t: SegmentTables) -> SegmentTables {
+        let det = t.det.map(|f| self.det.put_frozen(f));
         let bodies = match (self.bodies.as_mut(), t.bodies) {
-            (Some(b), Some(f)) => put(b, f),
+            (Some(b), Some(f)) => Some(b.put_frozen(f)),
             _ => None,
         };
-        Some(SegmentTables {
-            len: t.len,
-            det,
-            bodies,
-        })
+        SegmentTables { det, bodies }
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
@@ -428,10 +415,8 @@ impl SketchIndex {
     }
 }
 
-/// A segment's band tables at a number of documents, shared to be frozen
-/// ([`SketchIndex::share_tables`]).
+/// A segment's band tables, shared to be frozen ([`SketchIndex::share_tables`]).
 pub(super) struct SegmentTables {
-    len: usize,
     det: Option<AutoFrozen>,
     bodies: Option<AutoFrozen>,
 }
