@@ -316,12 +316,12 @@ impl AutoDetector {
     }
 
     /// Puts the slots inserted since [`AutoDetector::defer_tables`] into the tables, built
-    /// frozen when `freeze` and they are large enough.
-    pub(crate) fn finish_deferred(&mut self, freeze: bool) {
+    /// frozen when they are large enough.
+    pub(crate) fn finish_deferred(&mut self) {
         if let Some(m) = self.minhash.as_mut() {
-            m.lsh_mut().finish_deferred(freeze);
+            m.lsh_mut().finish_deferred();
         }
-        self.short.lsh_mut().finish_deferred(freeze);
+        self.short.lsh_mut().finish_deferred();
     }
 
     /// The path a sketch takes.

@@ -237,7 +237,9 @@ impl MinHashLsh {
             self.slots += 1;
             return slot;
         }
-        self.put_late();
+        if !self.late.is_empty() {
+            self.put_late();
+        }
         self.prefetch(keys);
         for (t, &k) in self.tables.iter_mut().zip(keys) {
             // A copy only when a clone of this index shares the table.
@@ -328,6 +330,10 @@ impl MinHashLsh {
             pending.iter_mut().for_each(|p| p.reserve(more));
             return;
         }
+        if Arc::strong_count(&self.freezing) > 1 {
+            // The tables are shared to be frozen: reserving would copy them.
+            return;
+        }
         for t in &mut self.tables {
             Arc::make_mut(t).reserve(more);
         }
@@ -376,9 +382,8 @@ impl MinHashLsh {
 
     /// Puts the slots collected since [`MinHashLsh::defer_tables`] into the tables, a band
     /// per thread: empty tables of at least `MIN_FROZEN` slots are built frozen (as
-    /// [`FrozenTables::freeze`] would make them; `freeze` asks for it), others take the slots
-    /// one by one.
-    pub(crate) fn finish_deferred(&mut self, freeze: bool) {
+    /// [`FrozenTables::freeze`] would make them), others take the slots one by one.
+    pub(crate) fn finish_deferred(&mut self) {
         use rayon::prelude::*;
         let Some(pending) = self.pending.take() else {
             return;
@@ -389,7 +394,7 @@ impl MinHashLsh {
             .zip(pending)
             .for_each(|(t, pairs)| {
                 let t = Arc::make_mut(t);
-                if freeze && slots >= MIN_FROZEN && t.is_empty() {
+                if slots >= MIN_FROZEN && t.is_empty() {
                     *t = BandTable::frozen_from(&pairs, slots);
                 } else {
                     t.reserve(pairs.len());
@@ -552,7 +557,7 @@ mod tests {
             for i in 0..n {
                 assert_eq!(direct.insert_keys(&keys(i)), deferred.insert_keys(&keys(i)));
             }
-            deferred.finish_deferred(true);
+            deferred.finish_deferred();
             let frozen = deferred.tables.iter().all(|t| t.unfrozen() == 0);
             assert_eq!(frozen, n as usize >= MIN_FROZEN, "n = {n}");
             for i in n..n + 10 {

@@ -371,8 +371,10 @@ impl SketchIndex {
     /// (a past segment takes few documents more).
     pub(super) fn finish_deferred(&mut self) {
         if std::mem::take(&mut self.deferred) {
-            self.det.finish_deferred(true);
-            self.bodies.iter_mut().for_each(|b| b.finish_deferred(true));
+            self.det.finish_deferred();
+            self.bodies
+                .iter_mut()
+                .for_each(AutoDetector::finish_deferred);
         }
     }
 
