@@ -1,6 +1,6 @@
 //! Throughput of the sketches besides simhash: MinHash signatures (128 slots, v2 and v1 side by
 //! side with the bound of both, cutting and hashing the shingles; Chinese 5-grams and English
-//! word 3-grams), LSH banding, I-Match digests, exact digests, and the short-text path
+//! word 3-grams), LSH banding and band-table lookups at 1 M documents (growing and frozen), I-Match digests, exact digests, and the short-text path
 //! (sketch + find against 5,000 indexed texts) and its containment alignment. Reads real text from the corpora
 //! (`NEARDUP_CORPORA` or `../../../shared/corpora`) when present, else the test fixtures.
 //! Every benchmark also checks its result.
@@ -131,6 +131,58 @@ fn bench_minhash(c: &mut Criterion) {
     g.finish();
 }
 
+/// Lookups in the band tables of 1 M stored documents (18 bands): growing, and frozen as a
+/// past time segment's are; each query's candidates checked against the stored keys.
+fn bench_lsh_lookups(c: &mut Criterion) {
+    let n = 1_000_000u64;
+    let opts = neardup::minhash::LshOptions {
+        params: Some((18, 7)),
+        ..Default::default()
+    };
+    let keys = |i: u64| -> Vec<u64> {
+        (0..18u64)
+            .map(|b| neardup::hash::xxh3_seeded(&i.to_le_bytes(), b))
+            .collect()
+    };
+    let mut growing = MinHashLsh::new(128, &opts).unwrap();
+    growing.reserve(n as usize);
+    for i in 0..n {
+        growing.insert_keys(&keys(i));
+    }
+    let mut frozen = growing.clone();
+    frozen.freeze();
+    assert!(frozen.heap_bytes() * 2 < growing.heap_bytes());
+    // Half the queries stored (each finds itself), half new (finds nothing).
+    let queries: Vec<Vec<u64>> = (0..2_000u64)
+        .map(|q| keys(if q % 2 == 0 { q * 499 } else { n + q }))
+        .collect();
+    let key_of = |slot: u32, band: usize| keys(slot as u64)[band];
+    let mut g = c.benchmark_group("lsh");
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(queries.len() as u64));
+    for (name, lsh) in [("growing", &growing), ("frozen", &frozen)] {
+        for (q, k) in queries.iter().enumerate() {
+            let want: Vec<u32> = if q % 2 == 0 {
+                vec![(q as u32) * 499]
+            } else {
+                vec![]
+            };
+            assert_eq!(lsh.candidates_where(k, key_of), want, "{name} query {q}");
+        }
+        g.bench_function(format!("lookup-18-bands-1m/{name}"), |b| {
+            b.iter(|| {
+                let mut found = 0;
+                for k in &queries {
+                    found += lsh.candidates(k).len();
+                }
+                assert!(found >= queries.len() / 2);
+                black_box(found)
+            })
+        });
+    }
+    g.finish();
+}
+
 fn bench_imatch_exact(c: &mut Criterion) {
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     fp.warm_up();
@@ -257,7 +309,7 @@ fn bench_veto(c: &mut Criterion) {
             similarity: Some(0.9),
             stage: neardup::detect::Stage::Minhash,
         };
-        assert!(rules.stands(&v, Some(&p), Some(&p.kept())));
+        assert!(rules.stands(&v, Some(&p), Some(&rules.kept(&p))));
     }
     let bytes: usize = docs.iter().map(String::len).sum();
     let mut g = c.benchmark_group("veto");
@@ -274,7 +326,7 @@ fn bench_veto(c: &mut Criterion) {
     g.bench_function("distinct-part-kept/zh_debian_docs-700", |b| {
         b.iter(|| {
             let kept: Vec<_> = (0..docs.len())
-                .filter_map(|i| parts(i).map(|p| p.kept()))
+                .filter_map(|i| parts(i).map(|p| rules.kept(&p)))
                 .collect();
             assert_eq!(kept.len(), with_part);
             assert!(kept.iter().all(|k| k.samples.is_some()));
@@ -345,6 +397,7 @@ fn bench_alignment(c: &mut Criterion) {
 criterion_group!(
     benches,
     bench_minhash,
+    bench_lsh_lookups,
     bench_imatch_exact,
     bench_short,
     bench_veto,

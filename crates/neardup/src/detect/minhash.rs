@@ -104,7 +104,11 @@ impl MinHashDetector {
             )));
         }
         let hasher = MinHasher::new(&opts.minhash)?;
-        let lsh = MinHashLsh::new(opts.minhash.num_perm, &opts.lsh)?;
+        let mut lsh = MinHashLsh::new(opts.minhash.num_perm, &opts.lsh)?;
+        if opts.confirm == Confirm::None {
+            // Every candidate is a duplicate: none may come from part of a tag.
+            lsh = lsh.whole_tags();
+        }
         let (num_perm, bits) = (hasher.num_perm(), opts.bits);
         Ok(MinHashDetector {
             normalizer: Normalizer::new(fp.config().normalize.clone()),

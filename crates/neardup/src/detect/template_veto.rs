@@ -103,6 +103,11 @@ pub struct TemplateVetoOptions {
     /// matches for texts that would otherwise be unique. `None`: never. Default 0.175
     /// (docs/quality.md).
     pub strip_template_share: Option<f64>,
+    /// How many of the smallest hashes of each guard set (the whole document's and its
+    /// distinct part's character 5-grams) a stored document keeps for the containment guard
+    /// ([`contained_above`](Self::contained_above)): the guard's estimates are exact up to this
+    /// many shingles and sampled beyond. Default 256.
+    pub guard_sample: usize,
 }
 
 impl TemplateVetoOptions {
@@ -138,6 +143,7 @@ impl Default for TemplateVetoOptions {
             contained_above: Some(0.5),
             mask_line_digits: true,
             strip_template_share: Some(0.175),
+            guard_sample: GUARD_SAMPLE,
         }
     }
 }
@@ -227,15 +233,15 @@ pub struct DistinctSketch {
 }
 
 impl DistinctSketch {
-    /// What an indexed document keeps of it: the signature, and bottom-k samples of the guard's
-    /// sets.
-    pub fn kept(&self) -> DistinctPart {
+    /// What an indexed document keeps of it: the signature, and the `sample` smallest hashes of
+    /// each of the guard's sets ([`TemplateVetoOptions::guard_sample`]).
+    pub fn kept(&self, sample: usize) -> DistinctPart {
         DistinctPart {
             signature: self.signature.iter().map(|&v| v as u16).collect(),
             samples: self.guard.as_ref().map(|g| {
                 (
-                    PackedBottomK::pack(&BottomK::new(&g.whole, GUARD_SAMPLE)),
-                    PackedBottomK::pack(&BottomK::new(&g.part, GUARD_SAMPLE)),
+                    PackedBottomK::pack(&BottomK::new(&g.whole, sample)),
+                    PackedBottomK::pack(&BottomK::new(&g.part, sample)),
                 )
             }),
         }
@@ -287,7 +293,7 @@ pub struct GuardSets {
 const GUARD_NGRAM: usize = 5;
 /// Shingle size of the distinct part's signature.
 const DISTINCT_NGRAM: usize = 3;
-/// Sample size (per set) an inserted document keeps for the containment guard.
+/// Sample size (per set) an inserted document keeps for the containment guard, by default.
 const GUARD_SAMPLE: usize = 256;
 
 mod batch;
@@ -360,6 +366,13 @@ impl VetoRules {
                     .into(),
             ));
         }
+        if opts.guard_sample == 0 {
+            return Err(Error::Config(
+                "template guard_sample must be at least 1 (the containment guard's sample of each \
+                 stored document; default 256)"
+                    .into(),
+            ));
+        }
         // Distinct parts are short: compare them on character 3-grams.
         let hasher = MinHasher::new(&MinHashOptions {
             shingles: Shingles::Chars,
@@ -380,6 +393,12 @@ impl VetoRules {
     /// The options.
     pub fn options(&self) -> &TemplateVetoOptions {
         &self.opts
+    }
+
+    /// What a stored document keeps of its distinct part
+    /// ([`TemplateVetoOptions::guard_sample`] hashes of each guard set).
+    pub fn kept(&self, d: &DistinctSketch) -> DistinctPart {
+        d.kept(self.opts.guard_sample)
     }
 
     /// The keys of each line of `text` (as [`str::lines`] splits it), in order; `None` for a

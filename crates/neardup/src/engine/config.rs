@@ -45,8 +45,21 @@ pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
             m.remove("bits");
         }
     }
+    // Guard samples of 256 are recorded without `guard_sample`, the form before the key
+    // existed: such a directory opens with 256 and is refused, by name, with any other.
+    if let Some(v) = blob
+        .pointer_mut("/template_veto")
+        .and_then(|v| v.as_object_mut())
+    {
+        if v.get("guard_sample") == Some(&serde_json::json!(UNRECORDED_GUARD_SAMPLE)) {
+            v.remove("guard_sample");
+        }
+    }
     blob.to_string()
 }
+
+/// The containment guard's sample size of a data directory whose template veto records none.
+const UNRECORDED_GUARD_SAMPLE: usize = 256;
 
 /// The first setting on which two configuration descriptors ([`Engine::config_descriptor`],
 /// JSON) differ, with both values, e.g. `retention_ms: stored 172800000, requested 86400000`.
@@ -75,13 +88,21 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
             _ => Some(format!("{path}: stored {a}, requested {b}")),
         }
     }
-    // A descriptor without `bits` means 32-bit entries (see `config_blob`).
+    // A descriptor without `bits` means 32-bit entries, a veto without `guard_sample` samples
+    // of 256 (see `config_blob`).
     fn with_bits(mut v: serde_json::Value) -> serde_json::Value {
         if let Some(m) = v
             .pointer_mut("/detector/minhash")
             .and_then(|m| m.as_object_mut())
         {
             m.entry("bits").or_insert(serde_json::json!(32));
+        }
+        if let Some(t) = v
+            .pointer_mut("/template_veto")
+            .and_then(|t| t.as_object_mut())
+        {
+            t.entry("guard_sample")
+                .or_insert(serde_json::json!(UNRECORDED_GUARD_SAMPLE));
         }
         v
     }
@@ -141,5 +162,27 @@ mod tests {
             ..EngineConfig::default()
         };
         assert!(!config_blob(&fp, &no_veto).contains("template_veto_bodies"));
+    }
+
+    /// A directory written before the guard's sample size was a setting kept samples of 256:
+    /// it opens with 256 (nothing recorded) and is refused, with both sizes named, with another.
+    #[test]
+    fn directory_without_a_guard_sample_size_is_read_as_256() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let with = |k: usize| EngineConfig {
+            template_veto: Some(crate::template_veto::TemplateVetoOptions {
+                guard_sample: k,
+                ..Default::default()
+            }),
+            ..EngineConfig::default()
+        };
+        let old = config_blob(&fp, &with(256));
+        assert!(!old.contains("guard_sample"), "{old}");
+        let other = config_blob(&fp, &with(64));
+        assert!(other.contains("\"guard_sample\":64"), "{other}");
+        assert_eq!(
+            config_difference(old.as_bytes(), &other),
+            "template_veto.guard_sample: stored 256, requested 64"
+        );
     }
 }

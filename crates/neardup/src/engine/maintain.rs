@@ -231,7 +231,7 @@ pub(super) fn merge_runs(sh: &Shared) -> Result<()> {
 }
 
 /// Freezes the band tables of the segments whose time has passed (`auto` detector; see
-/// `sketch/band_table.rs`: about 7 bytes a slot and band instead of 16), a segment at a time:
+/// `sketch/band_table.rs`: about 5 bytes a slot and band instead of 16), a segment at a time:
 /// the tables are shared under a short read lock, frozen outside the locks, and swapped in
 /// under the write lock; documents the segment takes meanwhile are kept aside (searched all
 /// the same) and put into the new tables then, so that no insert copies a shared table. The

@@ -289,7 +289,7 @@ impl Shared {
             let whole = rules.normalize_whole(&d.text);
             let line_docs = std::mem::take(&mut v.line_docs);
             let distinct = rules.distinct_part_normalized(&d.text, &whole, &line_docs);
-            v.part = distinct.as_ref().map(|d| d.kept());
+            v.part = distinct.as_ref().map(|d| rules.kept(d));
             if distinct.is_none() && rules.any_repeated(&line_docs) {
                 v.thin = rules
                     .thin_repeated(&d.text, &rules.line_keys(&d.text), &line_docs)

@@ -321,7 +321,7 @@ pub struct EngineStats {
     /// Index merges since open.
     pub merges: u64,
     /// Band tables of past segments frozen since open (`auto` detector: a segment's tables
-    /// in about 7 bytes a document and band instead of 16).
+    /// in about 5 bytes a document and band instead of 16).
     pub freezes: u64,
     /// Snapshots written since open.
     pub snapshots: u64,

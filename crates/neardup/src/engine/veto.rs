@@ -205,7 +205,7 @@ pub(super) fn veto_sketch(
         thin,
         lines,
         distinct_lines,
-        part: distinct.as_ref().map(|d| d.kept()),
+        part: distinct.as_ref().map(|d| rules.kept(d)),
         distinct,
         line_docs: if whole.is_none() {
             line_docs

@@ -13,16 +13,19 @@
 //!
 //! A table that will take no more slots, or only a few (a time segment that has passed), is
 //! [frozen](BandTable::frozen): its `(tag, slot)` pairs grouped by the tag's top `d` bits
-//! (`d ≥ 16`) behind a directory of offsets, each entry the tag's low 16 bits and its slot —
-//! about 7 bytes a slot instead of 16, and the same lookups. Slots added afterwards go into a
-//! growing part as before, searched after the frozen one.
+//! (`d` two or three below `log2` of the slots) behind a directory of offsets, each entry
+//! four bytes: the tag's next bits down to its lowest three, over the slot — about 5 bytes a
+//! slot instead of 16. A lookup gives the slots of every tag that agrees with its own but in
+//! those three low bits ([`UNKEPT_TAG_BITS`]): about `8 n / 2³²` more per lookup among `n`
+//! distinct tags, dropped by the same check. Slots added afterwards go into a growing part as
+//! before, searched after the frozen one.
 
 /// The `next` link (and head) of no slot.
 const NONE: u32 = u32::MAX;
 /// The smallest heads array.
 const MIN_CAPACITY: usize = 16;
-/// Slots below which freezing a table does not pay: a frozen directory has at least 2¹⁶
-/// entries (so that its bits and an entry's low 16 cover the whole tag).
+/// Slots below which freezing a table does not pay: a frozen directory has at least 2¹⁴
+/// entries.
 pub(crate) const MIN_FROZEN: usize = 1 << 17;
 
 /// One band's multimap of tags to slots (see the module docs).
@@ -40,91 +43,114 @@ pub(crate) struct BandTable {
     base: u32,
 }
 
-/// The frozen slots of a table: grouped by the tag's top `32 − shift` bits.
+/// The frozen slots of a table: grouped by the tag's top `d` bits.
 #[derive(Debug, Clone)]
 struct Frozen {
-    /// `32 − d`, at most 16.
-    shift: u32,
+    /// `d`, the tag bits a group stands for: two to three below `log2` of the slots, so that
+    /// a group holds four to eight entries (16–32 bytes, in one cache line or two).
+    d: u32,
     /// `2^d + 1` offsets into `entries`: group `g` is `dir[g]..dir[g + 1]`.
     dir: Box<[u32]>,
-    /// Each entry's tag, its low 16 bits (the directory gives the rest), and its slot, low
-    /// half first: 6 bytes, so that a group's tags and slots come in one cache line.
-    entries: Box<[[u16; 3]]>,
+    /// Each entry: the tag's bits below the group's and above [`UNKEPT_TAG_BITS`], over the
+    /// slot in its low `d + 3` bits (more than every slot needs). A group's entries are
+    /// sorted, so by those tag bits and then by slot.
+    entries: Box<[u32]>,
 }
 
-/// The slot of a frozen entry.
-fn slot_of(e: &[u16; 3]) -> u32 {
-    e[1] as u32 | (e[2] as u32) << 16
-}
+/// The tag's low bits a frozen entry does not keep: a lookup also gives the slots of tags
+/// that differ from its own only there, about `8 n / 2³²` more per lookup among `n` distinct
+/// tags, which the callers' check drops with the rest (see the module docs).
+pub(crate) const UNKEPT_TAG_BITS: u32 = 3;
 
 impl Frozen {
-    /// Groups `pairs` (`tag << 32 | slot`), sorted within each group by tag and slot.
+    /// Slot bits of an entry.
+    fn slot_bits(&self) -> u32 {
+        self.d + UNKEPT_TAG_BITS
+    }
+
+    /// The tag bits an entry keeps, in place (above the slot bits).
+    fn tag_field(&self, tag: u32) -> u32 {
+        // Bits `UNKEPT_TAG_BITS .. 32 − d` of the tag, moved to the top `29 − d` bits.
+        let kept = 32 - self.d - UNKEPT_TAG_BITS;
+        let t = (tag >> UNKEPT_TAG_BITS) & ((1u32 << kept) - 1);
+        t << self.slot_bits()
+    }
+
+    /// Groups `pairs` (`tag << 32 | slot`, every slot below `pairs.len()`), sorted within each
+    /// group by tag and slot.
     fn build(pairs: &[u64]) -> Frozen {
         let n = pairs.len();
+        assert!(
+            n < 1 << 31,
+            "a band table freezes fewer than 2^31 slots ({n} given)"
+        );
         let d = (usize::BITS - 1 - n.max(1).leading_zeros())
-            .saturating_sub(1)
-            .clamp(16, 28);
-        let shift = 32 - d;
+            .saturating_sub(2)
+            .clamp(14, 28);
         let groups = 1usize << d;
         let mut dir = vec![0u32; groups + 1];
+        let group = |p: u64| (p >> (64 - d)) as usize;
         for &p in pairs {
-            dir[(p >> (32 + shift)) as usize + 1] += 1;
+            dir[group(p) + 1] += 1;
         }
         for g in 0..groups {
             dir[g + 1] += dir[g];
         }
-        let mut fill: Vec<u32> = dir[..groups].to_vec();
-        let mut placed = vec![0u64; n];
+        let mut frozen = Frozen {
+            d,
+            dir: dir.into_boxed_slice(),
+            entries: Box::new([]),
+        };
+        let mut fill: Vec<u32> = frozen.dir[..groups].to_vec();
+        let mut entries = vec![0u32; n];
         for &p in pairs {
-            let g = (p >> (32 + shift)) as usize;
-            placed[fill[g] as usize] = p;
+            let slot = p as u32;
+            debug_assert!((slot as usize) < n, "slot {slot} of {n}");
+            let g = group(p);
+            entries[fill[g] as usize] = frozen.tag_field((p >> 32) as u32) | slot;
             fill[g] += 1;
         }
         drop(fill);
         for g in 0..groups {
-            let group = &mut placed[dir[g] as usize..dir[g + 1] as usize];
+            let group = &mut entries[frozen.dir[g] as usize..frozen.dir[g + 1] as usize];
             if group.len() > 1 {
                 group.sort_unstable();
             }
         }
-        Frozen {
-            shift,
-            dir: dir.into_boxed_slice(),
-            entries: placed
-                .iter()
-                .map(|&p| [(p >> 32) as u16, p as u16, (p >> 16) as u16])
-                .collect(),
-        }
+        frozen.entries = entries.into_boxed_slice();
+        frozen
     }
 
     fn group(&self, tag: u32) -> std::ops::Range<usize> {
-        let g = (tag >> self.shift) as usize;
+        let g = (tag >> (32 - self.d)) as usize;
         self.dir[g] as usize..self.dir[g + 1] as usize
     }
 
     fn for_each(&self, tag: u32, f: &mut impl FnMut(u32)) {
-        let lo = tag as u16;
-        for e in &self.entries[self.group(tag)] {
-            if e[0] == lo {
-                f(slot_of(e));
+        let want = self.tag_field(tag);
+        let slots = (1u32 << self.slot_bits()) - 1;
+        for &e in &self.entries[self.group(tag)] {
+            if e & !slots == want {
+                f(e & slots);
             }
         }
     }
 
-    /// Every `(tag, slot)` it holds, as `tag << 32 | slot`.
+    /// Every `(tag, slot)` it holds, as `tag << 32 | slot`, the tag's unkept low bits zero.
     fn pairs(&self, out: &mut Vec<u64>) {
+        let sb = self.slot_bits();
+        let slots = (1u32 << sb) - 1;
         for g in 0..self.dir.len() - 1 {
-            let hi = (g as u64) << self.shift;
-            for e in &self.entries[self.dir[g] as usize..self.dir[g + 1] as usize] {
-                // The group's bits and the entry's low 16 overlap when d > 16: they agree.
-                let tag = hi | e[0] as u64;
-                out.push(tag << 32 | slot_of(e) as u64);
+            let hi = (g as u32) << (32 - self.d);
+            for &e in &self.entries[self.dir[g] as usize..self.dir[g + 1] as usize] {
+                let tag = hi | (e >> sb) << UNKEPT_TAG_BITS;
+                out.push((tag as u64) << 32 | (e & slots) as u64);
             }
         }
     }
 
     fn heap_bytes(&self) -> usize {
-        self.dir.len() * 4 + self.entries.len() * 6
+        self.dir.len() * 4 + self.entries.len() * 4
     }
 }
 
@@ -182,11 +208,24 @@ impl BandTable {
     /// together.
     pub(crate) fn prefetch(&self, key: u64) {
         if let Some(f) = &self.frozen {
-            neardup_index::prefetch(f.dir.as_ptr().wrapping_add((tag(key) >> f.shift) as usize));
+            neardup_index::prefetch(
+                f.dir
+                    .as_ptr()
+                    .wrapping_add((tag(key) >> (32 - f.d)) as usize),
+            );
         }
         let cap = self.heads.len();
         if cap > 0 {
             neardup_index::prefetch(self.heads.as_ptr().wrapping_add(home(tag(key), cap)));
+        }
+    }
+
+    /// Prefetches the frozen entries a lookup of `key` reads (after [`BandTable::prefetch`]:
+    /// this reads the directory entry).
+    pub(crate) fn prefetch_entries(&self, key: u64) {
+        if let Some(f) = &self.frozen {
+            let start = f.dir[(tag(key) >> (32 - f.d)) as usize] as usize;
+            neardup_index::prefetch(f.entries.as_ptr().wrapping_add(start));
         }
     }
 
@@ -333,34 +372,45 @@ mod tests {
         }
 
         /// Frozen any number of times between inserts, a table gives the same slots as a map
-        /// of tags: tags that differ in any one bit (above, inside or below the directory's
-        /// bits) are told apart.
+        /// of tags: the slots of the tag itself and of the tags that differ from it only in
+        /// the [`UNKEPT_TAG_BITS`] low bits once any of them was frozen; tags that differ in
+        /// any bit above (inside or below the directory's bits) are told apart.
         #[test]
         fn frozen_lookups_equal_a_map_of_tags(
-            keys in proptest::collection::vec((0u32..4, 0u32..4, 0u32..4, 0u8..24), 0..300),
-            probes in proptest::collection::vec((0u32..4, 0u32..4, 0u32..4), 0..40),
+            keys in proptest::collection::vec((0u32..4, 0u32..4, 0u32..4, 0u32..12, 0u8..24), 0..300),
+            probes in proptest::collection::vec((0u32..4, 0u32..4, 0u32..4, 0u32..12), 0..40),
         ) {
-            // Tags varying in their top bits, their middle bits and their low bits.
-            let key = |(a, b, c): (u32, u32, u32)| {
-                let t = a << 30 | b << 18 | c;
+            // Tags varying in their top bits, their middle bits, just above the unkept bits,
+            // and in the unkept bits.
+            let key = |(a, b, c, e): (u32, u32, u32, u32)| {
+                let t = a << 30 | b << 18 | c << UNKEPT_TAG_BITS | (e % (1 << UNKEPT_TAG_BITS));
                 (t as u64) << 32 | 0xABCD
             };
+            let coarse = |k: u64| tag(k) >> UNKEPT_TAG_BITS;
             let mut table = BandTable::default();
-            let mut by_tag: HashMap<u32, Vec<u32>> = HashMap::new();
-            for (slot, &(a, b, c, freeze)) in keys.iter().enumerate() {
-                table.insert(key((a, b, c)), slot as u32);
-                by_tag.entry(tag(key((a, b, c)))).or_default().push(slot as u32);
-                // Now and then (each freeze walks a directory of 2¹⁶ groups).
+            // Slots by their full tag while growing, by their coarse tag once frozen.
+            let mut growing: HashMap<u32, Vec<u32>> = HashMap::new();
+            let mut frozen: HashMap<u32, Vec<u32>> = HashMap::new();
+            for (slot, &(a, b, c, e, freeze)) in keys.iter().enumerate() {
+                let k = key((a, b, c, e));
+                table.insert(k, slot as u32);
+                growing.entry(tag(k)).or_default().push(slot as u32);
+                // Now and then (each freeze walks a directory of 2¹⁴ groups).
                 if freeze == 0 {
                     table = table.frozen();
+                    for (t, slots) in growing.drain() {
+                        frozen.entry(t >> UNKEPT_TAG_BITS).or_default().extend(slots);
+                    }
                 }
             }
-            let all = keys.iter().map(|&(a, b, c, _)| (a, b, c));
+            let all = keys.iter().map(|&(a, b, c, e, _)| (a, b, c, e));
             for p in probes.iter().copied().chain(all) {
                 let mut got = Vec::new();
                 table.for_each(key(p), |s| got.push(s));
                 got.sort_unstable();
-                let want = by_tag.get(&tag(key(p))).cloned().unwrap_or_default();
+                let mut want = frozen.get(&coarse(key(p))).cloned().unwrap_or_default();
+                want.extend(growing.get(&tag(key(p))).into_iter().flatten());
+                want.sort_unstable();
                 prop_assert_eq!(got, want);
             }
         }
@@ -387,11 +437,20 @@ mod tests {
         for i in n..n + 100 {
             frozen.insert(key(i), i as u32);
         }
+        // Each lookup finds its slot, and besides it only slots whose tag agrees above the
+        // unkept bits: a few in all.
+        let coarse = |k: u64| tag(k) >> UNKEPT_TAG_BITS;
+        let mut others = 0;
         for i in (0..n + 100).step_by(11) {
             let mut got = Vec::new();
             frozen.for_each(key(i), |s| got.push(s));
-            assert_eq!(got, [i as u32], "slot {i}");
+            assert!(got.contains(&(i as u32)), "slot {i}: {got:?}");
+            for &s in got.iter().filter(|&&s| s != i as u32) {
+                assert_eq!(coarse(key(s as u64)), coarse(key(i)), "slot {i}: {s}");
+                others += 1;
+            }
         }
+        assert!(others < 30, "{others} slots of other tags");
     }
 
     /// Growing keeps every chain: many distinct uniform tags, far past several growths.

@@ -123,9 +123,10 @@ impl Default for LshOptions {
 }
 
 /// An in-memory LSH index: for each band, band key → chain of slots, about 16 bytes a slot and
-/// band. A table keeps each key's high 32 bits only: [`MinHashLsh::candidates`] may give, besides
-/// the slots that share a band key, one that shares only those bits — about `n / 2³²` of them
-/// per band and lookup among `n` distinct keys; [`MinHashLsh::candidates_where`] checks them.
+/// band (about 5 once frozen). A table keeps each key's high 32 bits only, and a frozen one the
+/// top 29 of them: [`MinHashLsh::candidates`] may give, besides the slots that share a band key,
+/// one that shares only those bits — about `n / 2³²` of them per band and lookup among `n`
+/// distinct keys (`8 n / 2³²` in a frozen table); [`MinHashLsh::candidates_where`] checks them.
 #[derive(Debug)]
 pub struct MinHashLsh {
     bands: usize,
@@ -142,6 +143,9 @@ pub struct MinHashLsh {
     /// into them once the frozen ones are in place, so that an insert never copies a shared
     /// table (a past segment's, tens of megabytes a band).
     late: Vec<(u32, Box<[u64]>)>,
+    /// Whether its tables may be frozen, which keeps fewer bits of each tag (set off by
+    /// [`MinHashLsh::whole_tags`]).
+    may_freeze: bool,
 }
 
 impl Clone for MinHashLsh {
@@ -155,6 +159,7 @@ impl Clone for MinHashLsh {
             // Its own: tables shared to be frozen are the original's.
             freezing: Arc::new(()),
             late: self.late.clone(),
+            may_freeze: self.may_freeze,
         }
     }
 }
@@ -207,6 +212,7 @@ impl MinHashLsh {
             pending: None,
             freezing: Arc::new(()),
             late: Vec::new(),
+            may_freeze: true,
         })
     }
 
@@ -348,6 +354,11 @@ impl MinHashLsh {
         for (t, &k) in self.tables.iter().zip(keys) {
             t.prefetch(k);
         }
+        // A frozen table's entries are a second dependent read: asked for once every band's
+        // directory entry is on its way, so that the bands wait for both levels together.
+        for (t, &k) in self.tables.iter().zip(keys) {
+            t.prefetch_entries(k);
+        }
     }
 
     /// Number of slots.
@@ -371,6 +382,28 @@ impl MinHashLsh {
                 .sum::<usize>()
     }
 
+    /// Freezes every table now, in place, one at a time (about 5 bytes a slot and band instead
+    /// of 16; slots inserted later go into a growing part): for an index that will take few
+    /// more slots, such as a past time segment's or one built once and then searched. An index
+    /// of fewer than 131,072 slots (where freezing does not pay), and one made with
+    /// [`MinHashLsh::whole_tags`], is left as it is.
+    pub fn freeze(&mut self) {
+        if !self.may_freeze || self.slots < MIN_FROZEN || self.pending.is_some() {
+            return;
+        }
+        let mut shared = self.share_tables();
+        shared.freeze();
+        drop(self.put_frozen(shared));
+    }
+
+    /// Never freezes its tables: every lookup then checks a candidate's whole 32-bit tag, for
+    /// callers that take candidates without checking them (a frozen table gives about eight
+    /// times as many that share only part of it; see `band_table.rs`).
+    pub fn whole_tags(mut self) -> Self {
+        self.may_freeze = false;
+        self
+    }
+
     /// Defers the tables: slots inserted from now on are only collected, to be put into the
     /// tables at once by [`MinHashLsh::finish_deferred`] (a restart's bulk load; no lookup may
     /// come in between).
@@ -388,13 +421,13 @@ impl MinHashLsh {
         let Some(pending) = self.pending.take() else {
             return;
         };
-        let slots = self.slots;
+        let (slots, may_freeze) = (self.slots, self.may_freeze);
         self.tables
             .par_iter_mut()
             .zip(pending)
             .for_each(|(t, pairs)| {
                 let t = Arc::make_mut(t);
-                if slots >= MIN_FROZEN && t.is_empty() {
+                if may_freeze && slots >= MIN_FROZEN && t.is_empty() {
                     *t = BandTable::frozen_from(&pairs, slots);
                 } else {
                     t.reserve(pairs.len());
@@ -410,7 +443,7 @@ impl MinHashLsh {
     /// last freeze.
     pub(crate) fn worth_freezing(&self, min_slots: usize) -> bool {
         let unfrozen = self.tables.first().map_or(0, |t| t.unfrozen());
-        self.slots >= min_slots && unfrozen > 0 && unfrozen * 8 >= self.slots
+        self.may_freeze && self.slots >= min_slots && unfrozen > 0 && unfrozen * 8 >= self.slots
     }
 
     /// The tables as they are, shared (no copy): [`FrozenTables::freeze`] then builds their
@@ -448,8 +481,8 @@ pub(crate) struct FrozenTables {
 }
 
 impl FrozenTables {
-    /// Builds each table's frozen form (about 7 bytes a slot and band instead of 16, the same
-    /// lookups), one at a time.
+    /// Builds each table's frozen form (about 5 bytes a slot and band instead of 16), one at
+    /// a time.
     pub(crate) fn freeze(&mut self) {
         for t in &mut self.tables {
             *t = Arc::new(t.frozen());
@@ -564,16 +597,46 @@ mod tests {
                 direct.insert_keys(&keys(i));
                 deferred.insert_keys(&keys(i));
             }
+            // Candidates checked against their band keys (a frozen table keeps fewer bits of
+            // each tag, so unchecked ones may differ).
+            let key_of = |slot: u32, band: usize| keys(slot as u64)[band];
             for i in (0..n + 10).step_by(97).chain([n + 20]) {
                 let q = keys(i);
-                assert_eq!(
-                    deferred.candidates(&q),
-                    direct.candidates(&q),
-                    "document {i}"
-                );
-                assert!(i > n + 10 || deferred.candidates(&q).contains(&(i as u32)));
+                let found = deferred.candidates_where(&q, key_of);
+                assert_eq!(found, direct.candidates_where(&q, key_of), "document {i}");
+                assert!(i > n + 10 || found.contains(&(i as u32)));
             }
         }
+    }
+
+    /// An index whose candidates are taken unchecked (`Confirm::None`) never freezes, so every
+    /// candidate shares a whole 32-bit tag: neither maintenance nor a restart's bulk load
+    /// freezes its tables.
+    #[test]
+    fn whole_tag_tables_are_never_frozen() {
+        let opts = LshOptions {
+            params: Some((4, 2)),
+            ..LshOptions::default()
+        };
+        let key = |i: u64, b: u64| crate::hash::xxh3_seeded(&i.to_le_bytes(), b);
+        let n = MIN_FROZEN as u64 + 10;
+        let mut grown = MinHashLsh::new(8, &opts).unwrap().whole_tags();
+        let mut loaded = MinHashLsh::new(8, &opts).unwrap().whole_tags();
+        loaded.defer_tables();
+        for i in 0..n {
+            let k: Vec<u64> = (0..4).map(|b| key(i, b)).collect();
+            grown.insert_keys(&k);
+            loaded.insert_keys(&k);
+        }
+        loaded.finish_deferred();
+        assert!(!grown.worth_freezing(MIN_FROZEN));
+        assert!(loaded.tables.iter().all(|t| t.unfrozen() == n as usize));
+        // The same index without `whole_tags` freezes.
+        let mut plain = MinHashLsh::new(8, &opts).unwrap();
+        for i in 0..n {
+            plain.insert_keys(&(0..4).map(|b| key(i, b)).collect::<Vec<_>>());
+        }
+        assert!(plain.worth_freezing(MIN_FROZEN));
     }
 
     /// Slots inserted while the tables are shared to be frozen are kept aside without copying

@@ -420,7 +420,7 @@ impl OnlineVeto {
         }
         drop(stored);
         if let Some(d) = &s.distinct {
-            self.parts.insert(doc, d.kept());
+            self.parts.insert(doc, self.rules.kept(d));
         }
         if !s.had_repeats {
             self.unlearned.insert(doc, s.lines.clone());

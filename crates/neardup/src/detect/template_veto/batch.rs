@@ -276,7 +276,7 @@ impl<D: Detector> Detector for TemplateVeto<D> {
             if self.parts.len() <= i {
                 self.parts.resize(i + 1, None);
             }
-            self.parts[i] = Some(d.kept());
+            self.parts[i] = Some(self.rules.kept(d));
         }
         if let Some(t) = sketch.thin {
             if self.thin.len() <= i {
