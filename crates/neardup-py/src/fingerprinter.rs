@@ -16,7 +16,7 @@ use crate::threads;
 
 /// Turns text into 64-bit simhash fingerprints (docs/fingerprint-spec.md) with one fixed
 /// configuration: the options of ``neardup fingerprint`` (``features``, ``char_ngram``,
-/// ``word_ngram``, ``top_n``, ``idf``, ``stopwords``, ``html``, ``nfkc``, ``lowercase``) and
+/// ``word_ngram``, ``top_n``, ``idf``, ``stopwords``, ``html``, ``nfkc``, ``lowercase``, ``fold_traditional``) and
 /// its defaults.
 #[pyclass(module = "neardup", frozen)]
 pub struct Fingerprinter {

@@ -96,6 +96,7 @@ impl<'py> Options<'py> {
                 html,
                 nfkc: self.take::<bool>("nfkc")?.unwrap_or(true),
                 lowercase: self.take::<bool>("lowercase")?.unwrap_or(true),
+                fold_traditional: self.take::<bool>("fold_traditional")?.unwrap_or(true),
                 ..NormalizeOptions::default()
             },
             features: FeatureOptions {
@@ -127,4 +128,5 @@ pub const FINGERPRINT_OPTIONS: &[&str] = &[
     "html",
     "nfkc",
     "lowercase",
+    "fold_traditional",
 ];

@@ -50,9 +50,25 @@ fn bench(c: &mut Criterion) {
     );
     let bytes = |d: &[String]| d.iter().map(|s| s.len() as u64).sum::<u64>();
 
-    let norm = Normalizer::new(NormalizeOptions::default());
+    let tw = load(
+        "zh_linux_kernel_docs_zh_TW.jsonl",
+        "臺灣的軟體開發者說：這個系統的記憶體管理與排程器都需要重新設計。",
+        4 << 20,
+    );
+    let default = Normalizer::new(NormalizeOptions::default());
+    let kept = Normalizer::new(NormalizeOptions {
+        fold_traditional: false,
+        ..NormalizeOptions::default()
+    });
+    // Traditional text is folded: the normalised text differs from the one that keeps it.
+    assert_ne!(default.normalize(&tw[0]), kept.normalize(&tw[0]));
     let mut g = c.benchmark_group("normalize");
-    for (name, docs) in [("zh", &zh), ("en", &en)] {
+    for (name, docs, norm) in [
+        ("zh", &zh, &default),
+        ("zh-keep-traditional", &zh, &kept),
+        ("zh-traditional", &tw, &default),
+        ("en", &en, &default),
+    ] {
         // Result check: normalisation is idempotent and keeps the text.
         let n0 = norm.normalize(&docs[0]);
         assert_eq!(norm.normalize(&n0), n0);

@@ -45,6 +45,12 @@
 //! engine in requests of those sizes.
 //! `SPLIT_EVAL_CONTAINMENT=0.8,0.85,0.9` replaces the columns with the default whose short path
 //! confirms containment from those alignment similarities (`ContainmentOptions::threshold`).
+//! `SPLIT_EVAL_SCRIPT=1` replaces the columns with the default keeping Traditional Chinese
+//! characters and folding them to Simplified (`NormalizeOptions::fold_traditional`), in batch
+//! and online (requests of 100).
+//! `SPLIT_EVAL_GUARD_SAMPLE=256,128,64` replaces the columns with the default whose stored
+//! documents keep guard samples of those sizes (`TemplateVetoOptions::guard_sample`), in batch
+//! and online (requests of 100).
 //! `SPLIT_EVAL_THRESHOLDS=0.4,0.5,0.6` replaces the columns with the default at those MinHash
 //! thresholds; `SPLIT_EVAL_GUARDS=0.3,0.5,0.7` adds columns of the guarded veto at those
 //! `contained_above` values.
@@ -124,6 +130,22 @@ struct Variant {
     engine: Option<usize>,
     /// Batch dedup indexes bodies as well (`TemplateVeto::with_body_index`, the default).
     body_index: bool,
+    /// Normalisation keeps Traditional Chinese characters (`fold_traditional` off).
+    keep_traditional: bool,
+}
+
+impl Variant {
+    /// The fingerprinter of its documents: the default, its script step as the variant says.
+    fn fingerprinter(&self) -> Fingerprinter {
+        Fingerprinter::new(FingerprintConfig {
+            normalize: neardup::normalize::NormalizeOptions {
+                fold_traditional: !self.keep_traditional,
+                ..Default::default()
+            },
+            ..FingerprintConfig::default()
+        })
+        .unwrap()
+    }
 }
 
 /// A decision "document `doc` is a duplicate of `of`", by `stage` at `similarity`.
@@ -148,7 +170,7 @@ fn engine_clusters(v: &Variant, texts: &[String], request: usize) -> (Vec<u64>, 
         maintenance_interval: None,
         ..EngineConfig::default()
     };
-    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let fp = v.fingerprinter();
     let clock = std::sync::Arc::new(ManualClock::new(1_700_000_000_000));
     let e = Engine::open(dir.path(), fp, cfg, clock).unwrap();
     let mut out: Vec<u64> = Vec::with_capacity(texts.len());
@@ -223,12 +245,36 @@ fn run<D: Detector>(det: D, texts: &[String]) -> (Vec<u64>, Vec<Link>) {
     )
 }
 
+/// Each `(name, veto, keep_traditional)` column in batch and through the online engine in
+/// requests of 100.
+fn batch_and_online(
+    policy: &PolicyOptions,
+    cols: &[(String, TemplateVetoOptions, bool)],
+) -> Vec<Variant> {
+    [None, Some(100)]
+        .into_iter()
+        .flat_map(|engine| {
+            cols.iter().map(move |(name, veto, keep)| Variant {
+                name: match engine {
+                    Some(_) => format!("{name}, online, requests of 100"),
+                    None => name.clone(),
+                },
+                veto: Some(veto.clone()),
+                policy: policy.clone(),
+                engine,
+                body_index: engine.is_none(),
+                keep_traditional: *keep,
+            })
+        })
+        .collect()
+}
+
 /// The clusters a variant gives `texts`, and the links that made them.
 fn clusters(v: &Variant, texts: &[String]) -> (Vec<u64>, Vec<Link>) {
     if let Some(r) = v.engine {
         return engine_clusters(v, texts, r);
     }
-    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let fp = v.fingerprinter();
     let auto = AutoDetector::new(fp.clone(), v.policy.clone()).unwrap();
     match &v.veto {
         Some(o) if v.body_index => run(
@@ -316,6 +362,7 @@ fn variants() -> Vec<Variant> {
             policy: with(&|p| p.short.containment = None),
             engine: None,
             body_index: true,
+            keep_traditional: false,
         },
         Variant {
             name: "no veto, t=0.6, no containment".into(),
@@ -323,6 +370,7 @@ fn variants() -> Vec<Variant> {
             policy: with(&|p| p.short.containment = None),
             engine: None,
             body_index: true,
+            keep_traditional: false,
         },
     ];
     let guards: Vec<f64> = std::env::var("SPLIT_EVAL_GUARDS")
@@ -337,6 +385,7 @@ fn variants() -> Vec<Variant> {
             policy: with(&|p| p.short.containment = None),
             engine: None,
             body_index: true,
+            keep_traditional: false,
         });
     }
     // `SPLIT_EVAL_SHARES=0.05,0.175,0.35`: the default with the body searched from these
@@ -354,6 +403,7 @@ fn variants() -> Vec<Variant> {
                 policy: t5.clone(),
                 engine: None,
                 body_index: true,
+                keep_traditional: false,
             })
             .collect();
     }
@@ -373,6 +423,7 @@ fn variants() -> Vec<Variant> {
                 policy: t5.clone(),
                 engine: None,
                 body_index,
+                keep_traditional: false,
             })
             .collect();
         v.push(Variant {
@@ -381,6 +432,7 @@ fn variants() -> Vec<Variant> {
             policy: t5,
             engine: Some(100),
             body_index: false,
+            keep_traditional: false,
         });
         return v;
     }
@@ -395,6 +447,7 @@ fn variants() -> Vec<Variant> {
                 policy: t5.clone(),
                 engine: None,
                 body_index: true,
+                keep_traditional: false,
             },
             Variant {
                 name: "default: the body searched when the whole finds nothing".into(),
@@ -402,6 +455,7 @@ fn variants() -> Vec<Variant> {
                 policy: t5.clone(),
                 engine: None,
                 body_index: true,
+                keep_traditional: false,
             },
             Variant {
                 name: "previous online engine (no body search), requests of 100".into(),
@@ -409,6 +463,7 @@ fn variants() -> Vec<Variant> {
                 policy: t5.clone(),
                 engine: Some(100),
                 body_index: false,
+                keep_traditional: false,
             },
             Variant {
                 name: "online engine (`serve`) with the default, requests of 100".into(),
@@ -416,6 +471,7 @@ fn variants() -> Vec<Variant> {
                 policy: t5,
                 engine: Some(100),
                 body_index: false,
+                keep_traditional: false,
             },
         ];
     }
@@ -429,6 +485,7 @@ fn variants() -> Vec<Variant> {
             policy: t5.clone(),
             engine: None,
             body_index: true,
+            keep_traditional: false,
         }];
         for r in rs.split(',').map(|x| x.parse::<usize>().unwrap()) {
             v.push(Variant {
@@ -437,6 +494,7 @@ fn variants() -> Vec<Variant> {
                 policy: t5.clone(),
                 engine: Some(r),
                 body_index: false,
+                keep_traditional: false,
             });
         }
         return v;
@@ -451,9 +509,39 @@ fn variants() -> Vec<Variant> {
                 policy: with(&|p| p.minhash.lsh.threshold = t),
                 engine: None,
                 body_index: true,
+                keep_traditional: false,
             });
         }
         return v;
+    }
+    // `SPLIT_EVAL_SCRIPT=1`: the default with Traditional characters kept and folded, in batch
+    // and through the online engine in requests of 100.
+    if std::env::var_os("SPLIT_EVAL_SCRIPT").is_some() {
+        let cols: Vec<_> = [true, false]
+            .map(|keep| {
+                let name = format!(
+                    "default, Traditional {}",
+                    if keep { "kept" } else { "folded" }
+                );
+                (name, TemplateVetoOptions::default(), keep)
+            })
+            .into();
+        return batch_and_online(&with(&|p| p.minhash.lsh.threshold = 0.5), &cols);
+    }
+    // `SPLIT_EVAL_GUARD_SAMPLE=256,128,64`: the default with the containment guard's samples
+    // of those sizes, in batch and through the online engine in requests of 100.
+    if let Ok(ks) = std::env::var("SPLIT_EVAL_GUARD_SAMPLE") {
+        let cols: Vec<_> = ks
+            .split(',')
+            .map(|k| {
+                let veto = TemplateVetoOptions {
+                    guard_sample: k.parse().unwrap(),
+                    ..TemplateVetoOptions::default()
+                };
+                (format!("default, guard samples of {k}"), veto, false)
+            })
+            .collect();
+        return batch_and_online(&with(&|p| p.minhash.lsh.threshold = 0.5), &cols);
     }
     // `SPLIT_EVAL_CONTAINMENT=0.8,0.85,0.9`: the default with the short path's containment
     // confirmed from those alignment similarities.
@@ -471,6 +559,7 @@ fn variants() -> Vec<Variant> {
                 }),
                 engine: None,
                 body_index: true,
+                keep_traditional: false,
             })
             .collect();
     }
@@ -488,6 +577,7 @@ fn variants() -> Vec<Variant> {
                 }),
                 engine: None,
                 body_index: true,
+                keep_traditional: false,
             });
             v.push(Variant {
                 name: format!("no veto (t=0.6), {b}-bit entries"),
@@ -495,6 +585,7 @@ fn variants() -> Vec<Variant> {
                 policy: with(&|p| p.minhash.bits = b),
                 engine: None,
                 body_index: true,
+                keep_traditional: false,
             });
         }
         return v;
@@ -505,6 +596,7 @@ fn variants() -> Vec<Variant> {
         policy: base.clone(),
         engine: None,
         body_index: true,
+        keep_traditional: false,
     });
     for request in [1, 100] {
         v.push(Variant {
@@ -513,6 +605,7 @@ fn variants() -> Vec<Variant> {
             policy: with(&|p| p.minhash.lsh.threshold = 0.5),
             engine: Some(request),
             body_index: false,
+            keep_traditional: false,
         });
     }
     v.push(Variant {
@@ -521,6 +614,7 @@ fn variants() -> Vec<Variant> {
         policy: with(&|p| p.minhash.lsh.threshold = 0.5),
         engine: None,
         body_index: true,
+        keep_traditional: false,
     });
     v
 }

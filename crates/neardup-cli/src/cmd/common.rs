@@ -42,6 +42,10 @@ pub struct FeatureArgs {
     /// Keep case.
     #[arg(long)]
     pub keep_case: bool,
+    /// Keep Traditional Chinese characters (by default they are folded to Simplified, so that
+    /// a text and its copy in the other script are one text).
+    #[arg(long)]
+    pub keep_traditional: bool,
 }
 
 /// Parses a feature method (auto, jieba, chars, words).
@@ -89,6 +93,7 @@ impl FeatureArgs {
                 html: self.html,
                 nfkc: !self.no_nfkc,
                 lowercase: !self.keep_case,
+                fold_traditional: !self.keep_traditional,
                 ..NormalizeOptions::default()
             },
             features: FeatureOptions {

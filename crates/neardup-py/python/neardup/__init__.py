@@ -47,6 +47,7 @@ _FINGERPRINT_OPTIONS = (
     "html",
     "nfkc",
     "lowercase",
+    "fold_traditional",
 )
 
 

@@ -31,6 +31,7 @@ class FingerprintOptions(TypedDict, total=False):
     html: Literal["auto", "always", "never"]
     nfkc: bool
     lowercase: bool
+    fold_traditional: bool
 
 class Fingerprinter:
     """64-bit simhash fingerprints with the options of `neardup fingerprint`."""
@@ -47,6 +48,7 @@ class Fingerprinter:
         html: Literal["auto", "always", "never"] = "auto",
         nfkc: bool = True,
         lowercase: bool = True,
+        fold_traditional: bool = True,
     ) -> None: ...
     @overload
     def simhash(self, texts: str, *, threads: int = 0) -> int: ...
@@ -80,6 +82,7 @@ class MinHash:
         html: Literal["auto", "always", "never"] = "auto",
         nfkc: bool = True,
         lowercase: bool = True,
+        fold_traditional: bool = True,
     ) -> None: ...
     @property
     def params(self) -> tuple[int, int]: ...

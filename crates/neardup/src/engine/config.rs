@@ -84,9 +84,26 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
                     walk(&p, x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null))
                 })
             }
+            // A fingerprint descriptor is JSON in a string: the setting inside it is named.
+            (Value::String(x), Value::String(y)) if x != y => {
+                match (descriptor_value(x), descriptor_value(y)) {
+                    (Some(x), Some(y)) => walk(path, &x, &y),
+                    _ => Some(format!("{path}: stored {a}, requested {b}")),
+                }
+            }
             _ if a == b => None,
             _ => Some(format!("{path}: stored {a}, requested {b}")),
         }
+    }
+    // A fingerprint descriptor (JSON in a string), its normalisation without
+    // `fold_traditional` read as the step off (see `NormalizeOptions::fold_traditional`).
+    fn descriptor_value(s: &str) -> Option<serde_json::Value> {
+        let mut v: serde_json::Value = serde_json::from_str(s).ok()?;
+        v.pointer_mut("/config/normalize")?
+            .as_object_mut()?
+            .entry("fold_traditional")
+            .or_insert(serde_json::json!(false));
+        Some(v)
     }
     // A descriptor without `bits` means 32-bit entries, a veto without `guard_sample` samples
     // of 256 (see `config_blob`).
@@ -162,6 +179,29 @@ mod tests {
             ..EngineConfig::default()
         };
         assert!(!config_blob(&fp, &no_veto).contains("template_veto_bodies"));
+    }
+
+    /// A directory written before the script step existed (its fingerprint descriptor has no
+    /// `fold_traditional`) is refused under the default, naming the step and both values, and
+    /// its configuration is the one that switches the step off.
+    #[test]
+    fn directory_without_the_script_step_is_refused_by_name() {
+        let kept = Fingerprinter::new(FingerprintConfig {
+            normalize: crate::normalize::NormalizeOptions {
+                fold_traditional: false,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .unwrap();
+        let folded = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let old = config_blob(&kept, &EngineConfig::default());
+        assert!(!old.contains("fold_traditional"), "{old}");
+        let now = config_blob(&folded, &EngineConfig::default());
+        assert_eq!(
+            config_difference(old.as_bytes(), &now),
+            "fingerprint.config.normalize.fold_traditional: stored false, requested true"
+        );
     }
 
     /// A directory written before the guard's sample size was a setting kept samples of 256:

@@ -1,17 +1,22 @@
-//! The normalisation steps after NFKC: full-width forms to half-width, lower case, and runs of
-//! white space to one space (trimmed at both ends). [`Folder`] folds text a piece at a time,
-//! so NFKC can hand it what it writes without an intermediate string.
+//! The normalisation steps after NFKC: full-width forms to half-width, lower case, runs of
+//! white space to one space (trimmed at both ends), and Traditional Chinese characters to
+//! Simplified ([`super::script`]). [`Folder`] folds text a piece at a time, so NFKC can hand
+//! it what it writes without an intermediate string.
 //!
 //! With the default options, runs of characters the steps leave as they are (ASCII but for
 //! capitals and white space, a single space between two such characters, CJK punctuation,
-//! kana and ideographs) are found a byte at a time and copied whole; every other character
-//! goes through the general steps, which are the definition (property-tested equal).
+//! kana and ideographs the script step does not fold) are found a byte at a time and copied
+//! whole; every other character goes through the general steps, which are the definition
+//! (property-tested equal).
 
 use super::normalize::{to_half_width, NormalizeOptions};
+use super::script::Folds;
 
 /// Folds width, case and white space into a growing string; see the module docs.
 pub(crate) struct Folder<'o> {
     opts: &'o NormalizeOptions,
+    /// The script step's table, when it is on.
+    fold: Option<&'static Folds>,
     out: String,
     /// White space was seen after something was written: one space goes before the next
     /// character.
@@ -23,6 +28,7 @@ impl<'o> Folder<'o> {
     pub(crate) fn new(opts: &'o NormalizeOptions, capacity: usize) -> Self {
         Folder {
             opts,
+            fold: opts.fold_traditional.then(Folds::get),
             out: String::with_capacity(capacity),
             pending_space: false,
         }
@@ -39,8 +45,9 @@ impl<'o> Folder<'o> {
         }
     }
 
-    /// Appends `s`, which holds no white space and nothing the steps change (as
-    /// [`nfkc_each`](super::nfkc::nfkc_each) marks its clean pieces): copied as it is.
+    /// Appends `s`, which holds no white space and nothing the steps change, the script step
+    /// included (as [`nfkc_each`](super::nfkc::nfkc_each) marks its clean pieces): copied as
+    /// it is.
     pub(crate) fn push_clean(&mut self, s: &str) {
         self.flush_space();
         self.out.push_str(s);
@@ -73,6 +80,9 @@ impl<'o> Folder<'o> {
                             if y.wrapping_sub(0xE4) < 6
                                 || (y == 0xE3 && (b[i + 1] != 0x80 || b[i + 2] != 0x80)) =>
                         {
+                            if self.fold.is_some_and(|f| f.folds_direct(code3(b, i))) {
+                                break;
+                            }
                             i += 3
                         }
                         _ => break,
@@ -95,10 +105,8 @@ impl<'o> Folder<'o> {
                 }
             } else if (0xE2..=0xE9).contains(&x) {
                 // A three-byte sequence: U+2000..U+9FFF.
-                let c = (u32::from(x & 0x0F) << 12)
-                    | (u32::from(b[i + 1] & 0x3F) << 6)
-                    | u32::from(b[i + 2] & 0x3F);
-                if is_unchanged_bmp(c) {
+                let c = code3(b, i);
+                if is_unchanged_bmp(c) && !self.fold.is_some_and(|f| f.folds_direct(c)) {
                     if self.pending_space {
                         self.out.push(' ');
                         self.pending_space = false;
@@ -141,7 +149,7 @@ impl<'o> Folder<'o> {
         }
         if is_unchanged_bmp(c as u32) {
             self.flush_space();
-            self.out.push(c);
+            self.out.push(self.script(c));
             return;
         }
         let c = if opts.width { to_half_width(c) } else { c };
@@ -154,10 +162,22 @@ impl<'o> Folder<'o> {
             if c.is_ascii() {
                 self.out.push(c.to_ascii_lowercase());
             } else {
-                self.out.extend(c.to_lowercase());
+                for l in c.to_lowercase() {
+                    let l = self.script(l);
+                    self.out.push(l);
+                }
             }
         } else {
-            self.out.push(c);
+            self.out.push(self.script(c));
+        }
+    }
+
+    /// The script step for one character.
+    #[inline]
+    fn script(&self, c: char) -> char {
+        match self.fold {
+            Some(f) => f.fold(c),
+            None => c,
         }
     }
 
@@ -168,6 +188,12 @@ impl<'o> Folder<'o> {
             self.pending_space = false;
         }
     }
+}
+
+/// The code point of the three-byte UTF-8 sequence at `b[i..]`.
+#[inline]
+fn code3(b: &[u8], i: usize) -> u32 {
+    (u32::from(b[i] & 0x0F) << 12) | (u32::from(b[i + 1] & 0x3F) << 6) | u32::from(b[i + 2] & 0x3F)
 }
 
 /// General punctuation (but its spaces and separators), CJK symbols, kana and ideographs: no
@@ -213,11 +239,15 @@ mod tests {
                 'a', 'Z', ' ', ' ', '\t', '\n', '\u{0B}', '\r', '1', '.', '中', '文', '，', '。', 'Ａ', 'ｚ',
                 '\u{3000}', '\u{00A0}', '\u{2028}', '\u{2009}', '\u{2010}', '\u{2027}', '\u{2030}',
                 '\u{205F}', '\u{2000}', 'É', 'ß', 'İ', 'Σ', '😀', '─', 'か', '\u{9FFF}', '\u{A000}',
+                '國', '體', '後', '㑯', '𠁞',
             ]), 0..60),
             cuts in proptest::collection::vec(0usize..60, 0..4),
             width in proptest::bool::ANY, lowercase in proptest::bool::ANY, whitespace in proptest::bool::ANY,
+            fold_traditional in proptest::bool::ANY,
         ) {
-            let opts = NormalizeOptions { width, lowercase, whitespace, ..NormalizeOptions::default() };
+            let opts = NormalizeOptions {
+                width, lowercase, whitespace, fold_traditional, ..NormalizeOptions::default()
+            };
             let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(v.len())).collect();
             cuts.sort_unstable();
             let mut pieces = Vec::new();

@@ -1,5 +1,6 @@
 //! Text to features: normalisation ([`normalize`]: HTML to text, NFKC ([`nfkc`]), then width, case and
-//! space, folded from NFKC's output a piece at a time),
+//! space, folded from NFKC's output a piece at a time, then Traditional Chinese characters to
+//! Simplified ([`script`]),
 //! feature extraction ([`features`]: jieba TF-IDF words, character and word shingles) and the IDF
 //! dictionaries and stop words they use ([`idf`]). Output depends only on the input and the
 //! options.
@@ -10,3 +11,4 @@ pub mod idf;
 pub mod nfkc;
 pub mod normalize;
 pub mod packed;
+pub mod script;

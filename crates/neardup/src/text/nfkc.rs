@@ -107,15 +107,17 @@ pub fn nfkc(s: &str) -> Option<String> {
         }
     }
     let mut out = String::with_capacity(s.len() + 16);
-    nfkc_each(s, &mut |piece, _| out.push_str(piece));
+    nfkc_each(s, false, &mut |piece, _| out.push_str(piece));
     Some(out)
 }
 
 /// Writes the NFKC of `s` to `emit` a piece at a time (as [`nfkc`] computes it; the pieces
 /// concatenated are the result). The flag says that a piece is *clean*: no white space, and
 /// nothing the later steps change (ASCII but capitals, CJK punctuation, kana and ideographs;
-/// [`is_unchanged_bmp`]), so they may copy it as it is.
-pub(crate) fn nfkc_each(s: &str, emit: &mut impl FnMut(&str, bool)) {
+/// [`is_unchanged_bmp`]), so they may copy it as it is. With `fold` (the script step is on) a
+/// piece holding a character [`fold_char`](super::script::fold_char) changes is not clean.
+pub(crate) fn nfkc_each(s: &str, fold: bool, emit: &mut impl FnMut(&str, bool)) {
+    let folds = fold.then(super::script::Folds::get);
     let mut emit_nonempty = |p: &str, clean: bool| {
         if !p.is_empty() {
             emit(p, clean)
@@ -155,6 +157,12 @@ pub(crate) fn nfkc_each(s: &str, emit: &mut impl FnMut(&str, bool)) {
                         last = i - 1;
                     }
                     Some(&x) if is_ideograph_lead(x, b[i + 1]) => {
+                        if let Some(f) = folds {
+                            let c = (u32::from(x & 0x0F) << 12)
+                                | (u32::from(b[i + 1] & 0x3F) << 6)
+                                | u32::from(b[i + 2] & 0x3F);
+                            clean &= !f.folds_direct(c);
+                        }
                         last = i;
                         i += 3;
                     }
@@ -174,7 +182,7 @@ pub(crate) fn nfkc_each(s: &str, emit: &mut impl FnMut(&str, bool)) {
                 slow = false;
                 clean = true;
             }
-            clean &= is_unchanged_bmp(c);
+            clean &= is_unchanged_bmp(c) && !folds.is_some_and(|f| f.folds(c));
             last_boundary = i;
             i += len;
             continue;

@@ -14,11 +14,14 @@
 //! 4. **Lower case** (`char::to_lowercase`, full Unicode mapping).
 //! 5. **White space**: every run of Unicode white space becomes one space; leading and trailing
 //!    white space is removed.
+//! 6. **Script** ([`NormalizeOptions::fold_traditional`]): Traditional Chinese characters to
+//!    their Simplified forms ([`fold_traditional`]).
 //!
 //! ```
 //! use neardup::normalize::{Normalizer, NormalizeOptions};
 //! let n = Normalizer::new(NormalizeOptions::default());
 //! assert_eq!(n.normalize("<p>Ｈｅｌｌｏ,&nbsp;&nbsp; <b>World</b></p><script>x()</script>"), "hello, world");
+//! assert_eq!(n.normalize("臺灣的天氣"), n.normalize("台湾的天气"));
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::fold::Folder;
 pub use super::nfkc::nfkc;
 use super::nfkc::nfkc_each;
+pub use super::script::fold_traditional;
 
 /// When to treat input as HTML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -59,6 +63,13 @@ pub struct NormalizeOptions {
     pub lowercase: bool,
     /// Collapse runs of white space to one space and trim.
     pub whitespace: bool,
+    /// Traditional Chinese characters to their Simplified forms, a character at a time
+    /// ([`crate::text::script`]), so that a text and its copy in the other script are one
+    /// text. On by default. Off, it is not written (a configuration recorded without this
+    /// key was made without the step, and reads as off), so a configuration without the step
+    /// has the descriptor and `config_id` it had before the step existed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fold_traditional: bool,
 }
 
 impl Default for NormalizeOptions {
@@ -70,8 +81,13 @@ impl Default for NormalizeOptions {
             width: true,
             lowercase: true,
             whitespace: true,
+            fold_traditional: true,
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Texts longer than this (bytes) are not remembered by [`Normalizer::normalize_remembered`].
@@ -146,10 +162,11 @@ impl Normalizer {
         let owned: Option<String> =
             is_html.then(|| html_to_text_with(text, self.opts.main_content));
         let s: &str = owned.as_deref().unwrap_or(text);
-        // The steps after NFKC (width, case, white space) fold what NFKC writes, piece by piece.
+        // The steps after NFKC (width, case, white space, script) fold what NFKC writes, piece
+        // by piece.
         let mut f = Folder::new(&self.opts, s.len());
         if self.opts.nfkc {
-            nfkc_each(s, &mut |piece, clean| {
+            nfkc_each(s, self.opts.fold_traditional, &mut |piece, clean| {
                 if clean {
                     f.push_clean(piece)
                 } else {
@@ -663,27 +680,37 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
-        /// NFKC and the steps after it, fused (clean pieces copied without a second look),
-        /// equal the full NFKC algorithm followed by the steps, under every combination of
-        /// the steps' options.
+        /// NFKC and the steps after it, fused (clean pieces copied without a second look, the
+        /// script step skipped when NFKC's pass saw no Traditional character), equal the full
+        /// NFKC algorithm followed by the steps and the per-character fold, under every
+        /// combination of the steps' options. Traditional characters come as ideographs, in
+        /// Extension A, in a supplementary plane, as a compatibility ideograph NFKC maps to one
+        /// (U+F91D → 欄), and before a combining mark (NFKC's slow path).
         #[test]
         fn fused_steps_equal_nfkc_then_fold(
             v in proptest::collection::vec(proptest::sample::select(vec![
                 'a', 'Z', ' ', '\t', '\n', '1', ',', '中', '文', '一', '\u{4DFF}', '，', '。', '“', '、',
                 'Ａ', 'ｚ', '１', '\u{3000}', '\u{00A0}', '…', '\u{0301}', 'é', 'É', 'ﬁ', '①', '㍿',
                 'か', '\u{3099}', 'ｶ', 'ﾞ', 'Σ', 'İ', '😀', '─', '\u{2028}', '\u{2010}', '\u{FF5E}',
+                '國', '體', '後', '㑯', '𠁞', '\u{F91D}', '欄', '栏',
             ]), 0..50),
             width in proptest::bool::ANY, lowercase in proptest::bool::ANY, whitespace in proptest::bool::ANY,
+            fold_traditional in proptest::bool::ANY, nfkc in proptest::bool::ANY,
         ) {
             use unicode_normalization::UnicodeNormalization;
             let opts = NormalizeOptions {
-                html: HtmlMode::Never, width, lowercase, whitespace, ..NormalizeOptions::default()
+                html: HtmlMode::Never, width, lowercase, whitespace, fold_traditional, nfkc,
+                ..NormalizeOptions::default()
             };
             let s: String = v.into_iter().collect();
-            let full: String = s.nfkc().collect();
+            let full: String = if nfkc { s.nfkc().collect() } else { s.clone() };
             let mut f = Folder::new(&opts, 0);
             f.push(&full);
-            proptest::prop_assert_eq!(Normalizer::new(opts.clone()).normalize(&s), f.finish());
+            let mut want = f.finish();
+            if fold_traditional {
+                want = want.chars().map(crate::text::script::fold_char).collect();
+            }
+            proptest::prop_assert_eq!(Normalizer::new(opts.clone()).normalize(&s), want);
         }
     }
 

@@ -53,6 +53,57 @@ fn spec_v1_test_vectors() {
     );
 }
 
+/// Step 6 of docs/fingerprint-spec.md §2: a text written in Traditional characters has the
+/// fingerprint of its Simplified form (the §7 vectors), with `jieba` and with `chars`; with
+/// the step off it does not, and the configurations differ.
+#[test]
+fn traditional_text_has_the_simplified_fingerprint() {
+    let jieba_s = "今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。后天纽约的天气不好，昨天纽约的天气也不好，北京烤鸭真好吃";
+    let jieba_t = "今天紐約的天氣真好啊，京華大酒店的張堯經理吃了一隻北京烤鴨。後天紐約的天氣不好，昨天紐約的天氣也不好，北京烤鴨真好吃";
+    let chars_s = "今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。";
+    let chars_t = "今天紐約的天氣真好啊，京華大酒店的張堯經理吃了一隻北京烤鴨。";
+    assert_eq!(fp().simhash(jieba_t).unwrap(), 0xa665b3b7c7845eb4);
+    let chars = with_method(Method::Chars);
+    assert_eq!(chars.simhash(chars_t).unwrap(), 0x0281bf9d0106d709);
+    assert_eq!(chars.normalize(chars_t), chars.normalize(chars_s));
+    let kept = Fingerprinter::new(FingerprintConfig {
+        normalize: neardup::normalize::NormalizeOptions {
+            fold_traditional: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(kept.simhash(jieba_s).unwrap(), 0xa665b3b7c7845eb4);
+    assert_ne!(kept.simhash(jieba_t).unwrap(), 0xa665b3b7c7845eb4);
+    assert_ne!(kept.config_id(), fp().config_id());
+}
+
+/// A configuration recorded before the script step existed (no `fold_traditional` key)
+/// describes fingerprints made without it: it reads as off, never as the new default.
+#[test]
+fn descriptor_without_fold_traditional_reads_as_kept() {
+    let old: neardup::normalize::NormalizeOptions = serde_json::from_str(
+        r#"{"html":"auto","main_content":true,"nfkc":true,"width":true,"lowercase":true,"whitespace":true}"#,
+    )
+    .unwrap();
+    assert!(!old.fold_traditional);
+    assert!(neardup::normalize::NormalizeOptions::default().fold_traditional);
+    assert!(fp().descriptor().contains("\"fold_traditional\":true"));
+    // Without the step the descriptor is the one written before the step existed: the same
+    // configuration, the same `config_id`.
+    let kept = Fingerprinter::new(FingerprintConfig {
+        normalize: old,
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(!kept.descriptor().contains("fold_traditional"));
+    assert_eq!(
+        kept.descriptor(),
+        fp().descriptor().replace("\"fold_traditional\":true,", "")
+    );
+}
+
 #[test]
 fn config_id_is_stable_and_sensitive() {
     let a = fp();

@@ -69,12 +69,16 @@ fn thin_pages_in_one_template_are_not_duplicates() {
         本站致力于为读者提供优质内容，如发现文中存在错误或侵权内容，请及时与编辑部联系，我们将在核实后第一时间处理。\n\
         版权声明：本文版权归原作者所有，未经授权，任何单位和个人不得转载、摘编或以其他方式使用。\n\
         免责声明：文中涉及的数据和信息仅供参考，不构成任何建议，读者据此操作，风险自担。\n";
-    // 40 different six-character headings (distinct CJK ideographs).
-    let heading = |i: u32| -> String {
-        (0..6)
-            .map(|j| char::from_u32(0x4E00 + 97 * i + 13 * j).expect("a CJK ideograph"))
-            .collect()
-    };
+    // 40 different six-character headings (distinct CJK ideographs, none of which
+    // normalisation folds into another).
+    let letters: Vec<char> = (0x4E00..0x9000)
+        .step_by(13)
+        .filter_map(char::from_u32)
+        .filter(|&c| crate::text::script::fold_char(c) == c)
+        .take(240)
+        .collect();
+    let heading =
+        |i: u32| -> String { letters[6 * i as usize..6 * i as usize + 6].iter().collect() };
     let docs: Vec<String> = (0..40)
         .map(|i| {
             format!(
