@@ -172,13 +172,20 @@ pub fn band_key(sig: &[u32], band: usize, rows: usize) -> u64 {
 
 /// The key of band `band` whose rows are `part` (as [`band_key`] of the whole signature).
 pub fn band_key_of(part: &[u32], band: usize) -> u64 {
-    let rows = part.len();
-    let mut buf = [0u8; 4 * 64];
-    if rows <= 64 {
+    // The bytes of up to `N / 4` rows in a buffer on the stack (the usual bands have a few
+    // rows: a small buffer is cheap to clear).
+    fn in_buffer<const N: usize>(part: &[u32], band: usize) -> u64 {
+        let mut buf = [0u8; N];
         for (i, v) in part.iter().enumerate() {
             buf[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
         }
-        crate::hash::xxh3_seeded(&buf[..4 * rows], band as u64)
+        crate::hash::xxh3_seeded(&buf[..4 * part.len()], band as u64)
+    }
+    let rows = part.len();
+    if rows <= 16 {
+        in_buffer::<64>(part, band)
+    } else if rows <= 64 {
+        in_buffer::<256>(part, band)
     } else {
         let bytes: Vec<u8> = part.iter().flat_map(|v| v.to_le_bytes()).collect();
         crate::hash::xxh3_seeded(&bytes, band as u64)

@@ -165,8 +165,18 @@ fn write_auto(out: &mut Vec<u8>, s: &AutoSketch, mut flags: u8, strip: bool, ver
         if version >= VERSION_4 {
             out.push(width as u8);
         }
-        for v in &m.signature {
-            out.extend_from_slice(&v.to_le_bytes()[..width]);
+        // A loop per width: a slice of a width known only at run time is a call to `memcpy`
+        // per entry.
+        match width {
+            1 => out.extend(m.signature.iter().map(|&v| v as u8)),
+            2 => m
+                .signature
+                .iter()
+                .for_each(|&v| out.extend_from_slice(&(v as u16).to_le_bytes())),
+            _ => m
+                .signature
+                .iter()
+                .for_each(|&v| out.extend_from_slice(&v.to_le_bytes())),
         }
         if version <= VERSION_2 {
             keys(out, &m.keys);
@@ -405,15 +415,19 @@ fn read_auto(
                 "signature entries of {width} bytes; 1, 2 or 4 are written"
             ));
         }
-        let signature = r
-            .take(n * width)?
-            .chunks_exact(width)
-            .map(|b| {
-                let mut v = [0u8; 4];
-                v[..width].copy_from_slice(b);
-                u32::from_le_bytes(v)
-            })
-            .collect::<Vec<_>>();
+        // A loop per width (see the encoder).
+        let bytes = r.take(n * width)?;
+        let signature: Vec<u32> = match width {
+            1 => bytes.iter().map(|&b| u32::from(b)).collect(),
+            2 => bytes
+                .chunks_exact(2)
+                .map(|b| u32::from(u16::from_le_bytes([b[0], b[1]])))
+                .collect(),
+            _ => bytes
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        };
         // Versions 3 and 4 leave the keys to the index (`MinHashSketch::keys` empty).
         let keys = if v <= VERSION_2 {
             r.keys()?
