@@ -227,6 +227,9 @@ fn decode_snapshot(
 /// Snapshot entries decoded a chunk at a time, ahead of their inserts.
 const DECODE_AHEAD: usize = 4096;
 
+/// How many entries ahead of its insert a snapshot entry's id-map slot is prefetched.
+const ID_PREFETCH_AHEAD: usize = 8;
+
 /// Recovery under the `auto` detector: the snapshot's entries (each with its sequence and
 /// encoded sketch) are inserted in order, then the log is replayed through the same path as
 /// live writes; a record's sequence is its LSN. Of two entries with one id the newer timestamp
@@ -300,6 +303,8 @@ pub(super) fn recover_sketches(
             c.0 += 1;
             c.1 += usize::from(sketch::has_minhash(blob));
         }
+        // The id map sized once for every live entry, rather than doubled as it fills.
+        inner.ids = IdMap::with_capacity(counts.values().map(|c| c.0).sum());
         for (segment, sizes) in counts {
             inner.reserve_sketches(segment, sizes, segment < current, head_layout, make);
         }
@@ -338,7 +343,15 @@ pub(super) fn recover_sketches(
                 chunk
                     .iter()
                     .zip(decoded)
-                    .try_for_each(|(&e, d)| put(&mut inner, e, d))
+                    .enumerate()
+                    .try_for_each(|(j, (&e, d))| {
+                        // Each insert looks its id up at a random place of the id map: asked
+                        // for a few entries ahead.
+                        if let Some(ahead) = chunk.get(j + ID_PREFETCH_AHEAD) {
+                            inner.prefetch_id(ahead.2);
+                        }
+                        put(&mut inner, e, d)
+                    })
             });
             inserted?;
             ready = next;

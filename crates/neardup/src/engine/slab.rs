@@ -262,6 +262,12 @@ impl IdMap {
         }
     }
 
+    /// Prefetches the slot where a [`find`](Self::find) of `key` starts.
+    #[inline]
+    pub fn prefetch(&self, key: u32) {
+        neardup_index::prefetch(self.table.as_ptr().wrapping_add(self.home(key)));
+    }
+
     /// The handle at position `pos` (from [`find`](Self::find)).
     #[inline]
     pub fn handle_at(&self, pos: usize) -> u32 {

@@ -80,6 +80,11 @@ impl Inner {
         Some(self.ids.handle_at(pos))
     }
 
+    /// Prefetches the id map's slot where a lookup of `id` starts.
+    pub(super) fn prefetch_id(&self, id: &str) {
+        self.ids.prefetch(id_key(xxh3(id.as_bytes())));
+    }
+
     /// Maps `id` (the id of slot `slot`) to `slot`, replacing its previous mapping.
     pub(super) fn map_insert(&mut self, id: &str, slot: u32) {
         let key = id_key(xxh3(id.as_bytes()));
