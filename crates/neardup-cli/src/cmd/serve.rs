@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use neardup::engine::{Engine, EngineConfig, EngineDetector, SyncMode, SystemClock};
+use neardup::engine::{Engine, EngineConfig, EngineDetector, EngineError, SyncMode, SystemClock};
 use neardup_redis::server::RedisHttpBackend;
 use neardup_redis::{RedisConfig, StreamEngine};
 use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerOptions};
@@ -367,6 +367,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             std::fs::create_dir_all(&data_dir)
                 .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
             let engine = Engine::open(&data_dir, fingerprinter, cfg, Arc::new(SystemClock))
+                .map_err(|e| anyhow::Error::new(with_flag_hint(e)))
                 .with_context(|| format!("cannot open data directory {}", data_dir.display()))?;
             let stats = engine.stats();
             let origin = format!(
@@ -542,6 +543,31 @@ fn failed_shutdown_note(e: &std::io::Error, s: &LogPosition) -> String {
              with status 2.",
             s.durable_lsn, s.last_lsn, s.durable_lsn
         )
+    }
+}
+
+/// A configuration mismatch whose stored value a flag of this command restores, with that flag
+/// named: a directory written before Traditional characters were folded is served with
+/// `--keep-traditional`.
+fn with_flag_hint(e: EngineError) -> EngineError {
+    match e {
+        EngineError::ConfigMismatch {
+            dir,
+            difference,
+            config,
+        } if difference
+            .starts_with("fingerprint.config.normalize.fold_traditional: stored false") =>
+        {
+            EngineError::ConfigMismatch {
+                dir,
+                config,
+                difference: format!(
+                    "{difference} (written before Traditional characters were folded to \
+                     Simplified: serve it with --keep-traditional)"
+                ),
+            }
+        }
+        e => e,
     }
 }
 

@@ -452,3 +452,48 @@ fn two_services_on_one_redis_answer_what_dedup_answers() {
     let _ = stop_cleanly(b);
     assert_eq!(got, want);
 }
+
+/// Regression (found by hand): a data directory written before Traditional characters were
+/// folded was refused naming the setting but not the flag that serves it.
+#[test]
+fn directory_written_before_traditional_folding_names_keep_traditional() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(
+        dir.path(),
+        &[
+            "--addr",
+            "127.0.0.1:0",
+            "--data-dir",
+            "d",
+            "--keep-traditional",
+        ],
+        &[],
+    );
+    let _ = stop_cleanly(s);
+    let out = Command::new(bin())
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir", "d"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "serve started");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("fingerprint.config.normalize.fold_traditional: stored false, requested true")
+            && err.contains("serve it with --keep-traditional"),
+        "{err}"
+    );
+    // With the flag it opens, and serves what it holds.
+    let s = start(
+        dir.path(),
+        &[
+            "--addr",
+            "127.0.0.1:0",
+            "--data-dir",
+            "d",
+            "--keep-traditional",
+        ],
+        &[],
+    );
+    assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
+    let _ = stop_cleanly(s);
+}
