@@ -458,18 +458,14 @@ fn two_services_on_one_redis_answer_what_dedup_answers() {
 #[test]
 fn directory_written_before_traditional_folding_names_keep_traditional() {
     let dir = tempfile::tempdir().unwrap();
-    let s = start(
-        dir.path(),
-        &[
-            "--addr",
-            "127.0.0.1:0",
-            "--data-dir",
-            "d",
-            "--keep-traditional",
-        ],
-        &[],
-    );
-    let _ = stop_cleanly(s);
+    let kept_args = [
+        "--addr",
+        "127.0.0.1:0",
+        "--data-dir",
+        "d",
+        "--keep-traditional",
+    ];
+    let _ = stop_cleanly(start(dir.path(), &kept_args, &[]));
     let out = Command::new(bin())
         .args(["serve", "--addr", "127.0.0.1:0", "--data-dir", "d"])
         .current_dir(dir.path())
@@ -482,18 +478,8 @@ fn directory_written_before_traditional_folding_names_keep_traditional() {
             && err.contains("serve it with --keep-traditional"),
         "{err}"
     );
-    // With the flag it opens, and serves what it holds.
-    let s = start(
-        dir.path(),
-        &[
-            "--addr",
-            "127.0.0.1:0",
-            "--data-dir",
-            "d",
-            "--keep-traditional",
-        ],
-        &[],
-    );
+    // With the flag it opens, and serves.
+    let s = start(dir.path(), &kept_args, &[]);
     assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
     let _ = stop_cleanly(s);
 }
