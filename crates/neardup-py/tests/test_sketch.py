@@ -14,6 +14,7 @@ FINGERPRINT_CASES = [
     (["--features", "words", "--word-ngram", "2"], {"features": "words", "word_ngram": 2}),
     (["--features", "jieba", "--top-n", "auto"], {"features": "jieba", "top_n": "auto"}),
     (["--keep-case", "--no-nfkc", "--html", "never"], {"lowercase": False, "nfkc": False, "html": "never"}),
+    (["--keep-traditional"], {"fold_traditional": False}),
 ]
 
 
@@ -52,6 +53,20 @@ def test_hamming_and_near_copies():
     c = fp.simhash("we all scream for ice cream in the summer evenings")
     assert neardup.hamming(a, b) < neardup.hamming(a, c)
     assert neardup.hamming(a, a) == 0
+
+
+def test_traditional_characters_are_folded_unless_kept():
+    simplified = "今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。"
+    traditional = "今天紐約的天氣真好啊，京華大酒店的張堯經理吃了一隻北京烤鴨。"
+    fp = neardup.Fingerprinter()
+    assert fp.normalize(traditional) == fp.normalize(simplified)
+    assert fp.simhash(traditional) == fp.simhash(simplified)
+    kept = neardup.Fingerprinter(fold_traditional=False)
+    assert kept.normalize(traditional) != kept.normalize(simplified)
+    assert kept.config_id != fp.config_id and "fold_traditional" not in kept.descriptor
+    # The same text in the two scripts is one document to `dedup`, two with the step off.
+    assert [d.duplicate_of for d in neardup.dedup([simplified, traditional])] == [None, 0]
+    assert [d.duplicate_of for d in neardup.dedup([simplified, traditional], fold_traditional=False)] == [None, None]
 
 
 def test_exact_digest_sees_through_normalisation():
