@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 use crate::detect::containment::{shingle_set, shingle_set_packed, BottomK, PackedBottomK};
 use crate::detect::Verdict;
 use crate::error::{Error, Result};
-use crate::features::{is_alphanumeric, numeral_at, PackedChars, PACK_PIECE};
+use crate::features::{is_alphanumeric, PackedChars, PACK_PIECE};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::xxh3;
 use crate::minhash::{fold32, MinHashOptions, MinHasher, Scheme, Shingles};
@@ -298,10 +298,13 @@ const GUARD_SAMPLE: usize = 256;
 
 mod batch;
 mod body;
+mod digits;
 #[cfg(test)]
 mod tests;
 
 pub use batch::TemplateVeto;
+pub use digits::mask_digits;
+use digits::{has_numeral, without_numerals};
 
 /// The veto's rules, without its state: which lines are counted, a document's distinct part
 /// given how many documents hold each of its lines, and whether a match stands.
@@ -735,71 +738,6 @@ fn lines_below(text: &str, line_docs: &[u32], floor: u32) -> String {
         }
     }
     out
-}
-
-/// `s` without its numerals ([`is_numeric`](crate::features::is_numeric) characters): `s` itself when it has none, else a
-/// copy of the runs between them, read a byte at a time over ASCII and the CJK ideographs
-/// ([`numeral_at`]).
-fn without_numerals(s: String) -> String {
-    let mut out: Option<String> = None;
-    let (mut run, mut i) = (0, 0);
-    while i < s.len() {
-        let (numeral, len) = numeral_at(&s, i);
-        if numeral {
-            out.get_or_insert_with(|| String::with_capacity(s.len()))
-                .push_str(&s[run..i]);
-            run = i + len;
-        }
-        i += len;
-    }
-    match out {
-        None => s,
-        Some(mut o) => {
-            o.push_str(&s[run..]);
-            o
-        }
-    }
-}
-
-/// `line` with each run of digits ([`char::is_numeric`]) replaced by one `0`, written to `out`
-/// (cleared first): a line's key under [`TemplateVetoOptions::mask_line_digits`]. The runs
-/// between the digits are copied whole, found a byte at a time over ASCII and the CJK
-/// ideographs.
-pub fn mask_digits<'a>(line: &str, out: &'a mut String) -> &'a str {
-    out.clear();
-    let n = line.len();
-    let (mut run, mut i) = (0, 0);
-    while i < n {
-        let (numeral, len) = numeral_at(line, i);
-        i += len;
-        if numeral {
-            out.push_str(&line[run..i - len]);
-            out.push('0');
-            while i < n {
-                let (numeral, len) = numeral_at(line, i);
-                if !numeral {
-                    break;
-                }
-                i += len;
-            }
-            run = i;
-        }
-    }
-    out.push_str(&line[run..]);
-    out
-}
-
-/// Whether `s` has a digit ([`char::is_numeric`]), read as [`mask_digits`] reads it.
-fn has_numeral(s: &str) -> bool {
-    let mut i = 0;
-    while i < s.len() {
-        let (numeral, len) = numeral_at(s, i);
-        if numeral {
-            return true;
-        }
-        i += len;
-    }
-    false
 }
 
 /// The share of slots where `a`'s low 16 bits equal `b`'s: the Jaccard estimate of two

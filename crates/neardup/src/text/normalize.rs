@@ -15,7 +15,7 @@
 //! 5. **White space**: every run of Unicode white space becomes one space; leading and trailing
 //!    white space is removed.
 //! 6. **Script** ([`NormalizeOptions::fold_traditional`]): Traditional Chinese characters to
-//!    their Simplified forms ([`fold_traditional`]).
+//!    their Simplified forms ([`fold_char`](super::script::fold_char)).
 //!
 //! ```
 //! use neardup::normalize::{Normalizer, NormalizeOptions};
@@ -29,7 +29,6 @@ use serde::{Deserialize, Serialize};
 use super::fold::Folder;
 pub use super::nfkc::nfkc;
 use super::nfkc::nfkc_each;
-pub use super::script::fold_traditional;
 
 /// When to treat input as HTML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -11,10 +11,15 @@
 //! distinction lost costs nothing here. Simplified text is left as it is, but for the few
 //! characters the table folds that Simplified text also writes (`乾` → `干`, `於` → `于`).
 //!
+//! The normaliser applies it as it copies the text ([`crate::normalize::Normalizer`]: NFKC's
+//! pass marks a piece holding a folded character, and the folder folds it); [`fold_char`] is
+//! the definition:
+//!
 //! ```
-//! use neardup::normalize::fold_traditional;
-//! assert_eq!(fold_traditional("臺灣的軟體開發".into()), "台湾的软体开发");
-//! assert_eq!(fold_traditional("简体中文 stays".into()), "简体中文 stays");
+//! use neardup::text::script::fold_char;
+//! let fold = |s: &str| s.chars().map(fold_char).collect::<String>();
+//! assert_eq!(fold("臺灣的軟體開發"), "台湾的软体开发");
+//! assert_eq!(fold("简体中文 stays"), "简体中文 stays");
 //! ```
 
 use std::sync::LazyLock;
@@ -99,30 +104,6 @@ pub fn fold_char(c: char) -> char {
     Folds::get().fold(c)
 }
 
-/// `text` with every Traditional character folded ([`fold_char`]). Text without one (any text
-/// in Simplified Chinese or another script) is given back as it is, after a scan; otherwise
-/// the runs between folded characters are copied whole.
-pub fn fold_traditional(text: String) -> String {
-    let f = Folds::get();
-    let Some(mut at) = f.next_folded(&text, 0) else {
-        return text;
-    };
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut copied = 0;
-    loop {
-        out.push_str(&text[copied..at]);
-        let c = text[at..].chars().next().expect("a character starts here");
-        out.push(f.fold(c));
-        copied = at + c.len_utf8();
-        match f.next_folded(&text, copied) {
-            Some(next) => at = next,
-            None => break,
-        }
-    }
-    out.push_str(&text[copied..]);
-    out
-}
-
 impl Folds {
     /// The Simplified form of `c` ([`fold_char`]).
     #[inline]
@@ -138,41 +119,6 @@ impl Folds {
             Ok(i) => self.others[i].1,
             Err(_) => c,
         }
-    }
-
-    /// The byte offset of the first character from byte `from` on that [`fold_char`] changes.
-    fn next_folded(&self, text: &str, from: usize) -> Option<usize> {
-        let b = text.as_bytes();
-        let mut i = from;
-        while i < b.len() {
-            let x = b[i];
-            if x < 0xE3 {
-                // ASCII, continuation bytes, two-byte sequences and U+0800..U+2FFF: none
-                // folded.
-                i += 1;
-            } else if x <= 0xE9 {
-                // U+3000..U+9FFF: one bit of the direct block's map (3.4 KiB) each.
-                let (Some(&y), Some(&z)) = (b.get(i + 1), b.get(i + 2)) else {
-                    break;
-                };
-                let c =
-                    (u32::from(x & 0x0F) << 12) | (u32::from(y & 0x3F) << 6) | u32::from(z & 0x3F);
-                if self.folds_direct(c) {
-                    return Some(i);
-                }
-                i += 3;
-            } else if x >= 0xF0 {
-                let c = text[i..].chars().next().expect("a character starts here");
-                if self.folds(c as u32) {
-                    return Some(i);
-                }
-                i += 4;
-            } else {
-                // U+A000..U+FFFF: none folded.
-                i += 3;
-            }
-        }
-        None
     }
 }
 
@@ -202,38 +148,40 @@ mod tests {
     #[test]
     fn other_characters_stay() {
         let s = "abc かな 한글 简体中文后里 😀 𠀀 \u{9FFF}\u{3400}";
-        assert_eq!(Folds::get().next_folded(s, 0), None);
-        assert_eq!(fold_traditional(s.to_string()), s);
+        assert!(s.chars().all(|c| fold_char(c) == c));
     }
 
     /// Regional variants go to the common Simplified form; supplementary characters are folded
     /// too.
     #[test]
     fn variants_and_supplementary_characters_are_folded() {
-        assert_eq!(fold_traditional("裏裡後".into()), "里里后");
-        assert_eq!(fold_traditional("啟啓".into()), "启启");
+        let fold = |s: &str| s.chars().map(fold_char).collect::<String>();
+        assert_eq!(fold("裏裡後"), "里里后");
+        assert_eq!(fold("啟啓"), "启启");
         assert_eq!(fold_char('𠁞'), '𠀾');
-        assert_eq!(fold_traditional("a𠁞b".into()), "a𠀾b");
+        assert_eq!(fold("a𠁞b"), "a𠀾b");
         // A compatibility ideograph is folded after NFKC maps it to its Traditional form.
         let n = crate::normalize::Normalizer::new(Default::default());
         assert_eq!(n.normalize("\u{F91D}杆"), "栏杆");
     }
 
     proptest::proptest! {
-        /// The scan finds the first character the fold changes, and the result is the
-        /// per-character fold.
+        /// `folds`, which NFKC's pass and the folder ask, says exactly which characters the
+        /// fold changes.
         #[test]
-        fn fold_equals_the_per_character_definition(
-            v in proptest::collection::vec(proptest::sample::select(vec![
-                'a', ' ', '中', '國', '国', '臺', '灣', '简', '體', '后', '後', 'か', '한', '😀',
-                '𠁞', '𠀾', '\u{3400}', '\u{9FFF}', '\u{A000}', '\u{FFFD}', 'é', '─', '，',
-            ]), 0..40),
-        ) {
-            let s: String = v.iter().collect();
-            let want: String = s.chars().map(fold_char).collect();
-            let first = s.char_indices().find(|&(_, c)| fold_char(c) != c).map(|(i, _)| i);
-            proptest::prop_assert_eq!(Folds::get().next_folded(&s, 0), first);
-            proptest::prop_assert_eq!(fold_traditional(s), want);
+        fn folds_says_which_characters_change(c in proptest::char::any()) {
+            let f = Folds::get();
+            proptest::prop_assert_eq!(f.folds(c as u32), fold_char(c) != c);
+        }
+    }
+
+    /// … every character of the direct block and the table's supplementary ones included.
+    #[test]
+    fn folds_agrees_with_the_table_everywhere_it_holds_entries() {
+        let f = Folds::get();
+        let block = (FIRST..=LAST).filter_map(char::from_u32);
+        for c in block.chain(f.others.iter().map(|&(k, _)| k)) {
+            assert_eq!(f.folds(c as u32), fold_char(c) != c, "{c}");
         }
     }
 }
