@@ -33,15 +33,66 @@ pub fn contained_similarity(short: &str, long: &str) -> f64 {
 pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Option<f64> {
     let s: Vec<char> = short.chars().collect();
     let l: Vec<char> = long.chars().collect();
+    contained_at_least(&s, &l, None, min, &mut Scratch::default())
+}
+
+/// Buffers reused by [`contained_at_least`] from one pair to the next (a decision checks up
+/// to hundreds of candidates against one text).
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    counts: Vec<(u32, u32)>,
+    trigrams: Vec<u64>,
+    index: std::collections::HashMap<char, usize, crate::hash::FastBuild>,
+    peq: Vec<u64>,
+    pv: Vec<u64>,
+    mv: Vec<u64>,
+}
+
+/// The 3-grams of `l`, sorted: what the q-gram bound looks `s`'s 3-grams up in (computed once
+/// when one text is the longer side of many pairs).
+pub(crate) fn sorted_trigrams(l: &[char], out: &mut Vec<u64>) {
+    out.clear();
+    out.extend(l.windows(3).map(trigram));
+    out.sort_unstable();
+}
+
+fn trigram(w: &[char]) -> u64 {
+    (w[0] as u64) << 42 | (w[1] as u64) << 21 | w[2] as u64
+}
+
+/// [`contained_similarity_at_least`] of `s` inside `l` given as characters; `l_trigrams`, when
+/// given, is [`sorted_trigrams`] of `l`. The same answer, without allocating per pair.
+pub(crate) fn contained_at_least(
+    s: &[char],
+    l: &[char],
+    l_trigrams: Option<&[u64]>,
+    min: f64,
+    scratch: &mut Scratch,
+) -> Option<f64> {
     if s.is_empty() {
         return (min <= 0.0).then_some(0.0);
     }
     // The most edits a score of `min` allows.
     let budget = ((1.0 - min) * s.len() as f64 + 1e-9).floor().max(0.0) as usize;
-    if missing_at_least(&s, &l, budget + 1) || too_few_shared_trigrams(&s, &l, budget) {
+    if missing_at_least(s, l, budget + 1, &mut scratch.counts) {
         return None;
     }
-    let d = semi_global_distance(&s, &l);
+    let refused = match l_trigrams {
+        Some(t) => too_few_shared_trigrams(s, l, t, budget),
+        None => {
+            let mut t = std::mem::take(&mut scratch.trigrams);
+            if trigram_bound_applies(s, l, budget) {
+                sorted_trigrams(l, &mut t);
+            }
+            let refused = too_few_shared_trigrams(s, l, &t, budget);
+            scratch.trigrams = t;
+            refused
+        }
+    };
+    if refused {
+        return None;
+    }
+    let d = semi_global_distance(s, l, scratch);
     let score = 1.0 - d as f64 / s.len() as f64;
     (score >= min).then_some(score)
 }
@@ -53,12 +104,15 @@ pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Optio
 /// character of `l` a block holds its 64 rows' vertical differences (+1, −1 or 0) in two
 /// words, and passes the horizontal difference of its last row to the block below. Time
 /// O(|l| · ⌈|s| / 64⌉) instead of O(|l| · |s|).
-fn semi_global_distance(s: &[char], l: &[char]) -> usize {
+fn semi_global_distance(s: &[char], l: &[char], scratch: &mut Scratch) -> usize {
     let blocks = s.len().div_ceil(64);
-    // `peq[k * blocks + b]`: the rows of block `b` where `s` has the `k`-th distinct character.
-    let mut index: std::collections::HashMap<char, usize, crate::hash::FastBuild> =
-        Default::default();
-    let mut peq: Vec<u64> = Vec::new();
+    // `peq[k * blocks + b]`: the rows of block `b` where `s` has the `k`-th distinct character
+    // (`k` from 1; entry 0 is the rows of a character `s` does not have: none).
+    let index = &mut scratch.index;
+    index.clear();
+    let peq = &mut scratch.peq;
+    peq.clear();
+    peq.resize(blocks, 0);
     for (i, &c) in s.iter().enumerate() {
         let k = *index.entry(c).or_insert_with(|| {
             peq.resize(peq.len() + blocks, 0);
@@ -66,19 +120,19 @@ fn semi_global_distance(s: &[char], l: &[char]) -> usize {
         });
         peq[k * blocks + i / 64] |= 1 << (i % 64);
     }
-    let none = vec![0u64; blocks];
     // Vertical differences: `pv` rows where the value grows by one down the column, `mv`
     // where it shrinks by one (initially every row one more than the row above: column 0).
-    let mut pv = vec![u64::MAX; blocks];
-    let mut mv = vec![0u64; blocks];
+    let (pv, mv) = (&mut scratch.pv, &mut scratch.mv);
+    pv.clear();
+    pv.resize(blocks, u64::MAX);
+    mv.clear();
+    mv.resize(blocks, 0);
     let last = 1u64 << ((s.len() - 1) % 64);
     let mut score = s.len(); // the last row's value at the current column
     let mut best = score;
     for c in l {
-        let eqs = match index.get(c) {
-            Some(&k) => &peq[k * blocks..(k + 1) * blocks],
-            None => &none[..],
-        };
+        let k = index.get(c).copied().unwrap_or(0);
+        let eqs = &peq[k * blocks..(k + 1) * blocks];
         // The horizontal difference entering the top block: the first row is all zeros.
         let mut h_in: i32 = 0;
         for b in 0..blocks {
@@ -120,19 +174,23 @@ fn semi_global_distance(s: &[char], l: &[char]) -> usize {
 /// if `s` lies inside `l` within `budget` edits, at least `|s| − 2 − 3·budget` of its 3-grams
 /// (by position) occur in `l`. Whether fewer do — then the alignment cannot succeed. Linear
 /// up to a sort of `l`'s 3-grams.
-fn too_few_shared_trigrams(s: &[char], l: &[char], budget: usize) -> bool {
-    let need = (s.len() as i64 - 2) - 3 * budget as i64;
-    if need <= 0 || l.len() < 3 {
+/// `theirs` is [`sorted_trigrams`] of `l` (read only when the bound applies:
+/// [`trigram_bound_applies`]).
+fn too_few_shared_trigrams(s: &[char], l: &[char], theirs: &[u64], budget: usize) -> bool {
+    if !trigram_bound_applies(s, l, budget) {
         return false;
     }
-    let gram = |w: &[char]| (w[0] as u64) << 42 | (w[1] as u64) << 21 | w[2] as u64;
-    let mut theirs: Vec<u64> = l.windows(3).map(gram).collect();
-    theirs.sort_unstable();
+    let need = (s.len() as i64 - 2) - 3 * budget as i64;
     let shared = s
         .windows(3)
-        .filter(|w| theirs.binary_search(&gram(w)).is_ok())
+        .filter(|w| theirs.binary_search(&trigram(w)).is_ok())
         .count();
     (shared as i64) < need
+}
+
+/// Whether the q-gram bound can refuse anything: `s` needs at least one shared 3-gram.
+fn trigram_bound_applies(s: &[char], l: &[char], budget: usize) -> bool {
+    (s.len() as i64 - 2) - 3 * (budget as i64) > 0 && l.len() >= 3
 }
 
 /// Whether at least `floor` characters of `s` can have no partner in `l`: every character of
@@ -140,7 +198,7 @@ fn too_few_shared_trigrams(s: &[char], l: &[char], budget: usize) -> bool {
 /// character of `l` stands for at most one of `s`), so their count bounds the distance from
 /// below. Linear, where the alignment is quadratic: most candidate pairs that are not
 /// contained are refused here.
-fn missing_at_least(s: &[char], l: &[char], floor: usize) -> bool {
+fn missing_at_least(s: &[char], l: &[char], floor: usize, table: &mut Vec<(u32, u32)>) -> bool {
     if floor > s.len() {
         return false;
     }
@@ -154,7 +212,8 @@ fn missing_at_least(s: &[char], l: &[char], floor: usize) -> bool {
         .clamp(4, 22);
     let mask = (1usize << bits) - 1;
     let slot_of = |c: u32| (c.wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize;
-    let mut table = vec![(EMPTY, 0u32); mask + 1];
+    table.clear();
+    table.resize(mask + 1, (EMPTY, 0u32));
     for &c in s {
         let mut i = slot_of(c as u32);
         while table[i].0 != EMPTY && table[i].0 != c as u32 {
@@ -208,7 +267,31 @@ mod tests {
         row.iter().copied().min().unwrap_or(s.len())
     }
 
+    fn trigrams_of(l: &[char]) -> Vec<u64> {
+        let mut t = Vec::new();
+        sorted_trigrams(l, &mut t);
+        t
+    }
+
     proptest! {
+        /// One scratch reused over many pairs, with and without the longer text's 3-grams
+        /// given, answers what each pair alone answers.
+        #[test]
+        fn reused_scratch_and_given_trigrams_answer_as_alone(
+            pairs in proptest::collection::vec(("[a-d中文]{0,70}", "[a-e中]{0,140}"), 1..8),
+            min in 0.5f64..1.0,
+        ) {
+            let mut scratch = Scratch::default();
+            for (s, l) in &pairs {
+                let sc: Vec<char> = s.chars().collect();
+                let lc: Vec<char> = l.chars().collect();
+                let alone = contained_similarity_at_least(s, l, min);
+                prop_assert_eq!(contained_at_least(&sc, &lc, None, min, &mut scratch), alone);
+                let t = trigrams_of(&lc);
+                prop_assert_eq!(contained_at_least(&sc, &lc, Some(&t), min, &mut scratch), alone);
+            }
+        }
+
         /// The bit-parallel columns give the table's distance, for texts of one block and of
         /// several (a block boundary anywhere), over small and large alphabets.
         #[test]
@@ -219,7 +302,7 @@ mod tests {
         ) {
             // Often make `s` nearly contained: `l` holds a piece of it.
             let l: Vec<char> = if cut < s.len() { l.iter().chain(&s[cut..]).copied().collect() } else { l };
-            prop_assert_eq!(semi_global_distance(&s, &l), semi_global_distance_table(&s, &l));
+            prop_assert_eq!(semi_global_distance(&s, &l, &mut Scratch::default()), semi_global_distance_table(&s, &l));
         }
 
         /// The early-stopping form answers exactly what the full alignment gives, above `min`.
@@ -237,8 +320,8 @@ mod tests {
             let sc: Vec<char> = s.chars().collect();
             let lc: Vec<char> = l.chars().collect();
             let d = ((1.0 - contained_similarity(&s, &l)) * sc.len() as f64).round() as usize;
-            prop_assert!(!missing_at_least(&sc, &lc, d + 1));
-            prop_assert!(missing_at_least(&sc, &lc, 0));
+            prop_assert!(!missing_at_least(&sc, &lc, d + 1, &mut Vec::new()));
+            prop_assert!(missing_at_least(&sc, &lc, 0, &mut Vec::new()));
         }
 
         /// The count of characters without a partner is what counting with a map gives, at
@@ -260,7 +343,7 @@ mod tests {
                 }
             }
             for floor in 0..=s.len() + 1 {
-                prop_assert_eq!(missing_at_least(&s, &l, floor), missing >= floor, "floor {}", floor);
+                prop_assert_eq!(missing_at_least(&s, &l, floor, &mut Vec::new()), missing >= floor, "floor {}", floor);
             }
         }
 
@@ -273,7 +356,7 @@ mod tests {
             let l = if cut < sc.len() { format!("{l}{}", &s[cut..]) } else { l };
             let lc: Vec<char> = l.chars().collect();
             let d = ((1.0 - contained_similarity(&s, &l)) * sc.len() as f64).round() as usize;
-            prop_assert!(!too_few_shared_trigrams(&sc, &lc, d));
+            prop_assert!(!too_few_shared_trigrams(&sc, &lc, &trigrams_of(&lc), d));
         }
 
         /// A text is wholly contained in anything that holds it verbatim.

@@ -40,6 +40,8 @@
 //! assert!(d.find(&d.sketch("您的验证码是106577，5分钟内有效").unwrap()).is_empty());
 //! ```
 
+mod confirm;
+
 use rapidfuzz::distance::levenshtein;
 use serde::{Deserialize, Serialize};
 
@@ -335,6 +337,19 @@ pub fn similarity(measure: Measure, a: &str, b: &str, n: usize) -> f64 {
 /// at most this many alignments however the stream repeats itself.
 pub const MAX_CONFIRMED: usize = 256;
 
+/// What a stored text's checks read besides the text.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    /// The confirmation text's characters.
+    chars: u32,
+    /// Its letters/digits.
+    letters: u32,
+    /// [`confirm::runs_digest`] of it.
+    digits: u32,
+    /// Whether Han-heavy.
+    han: bool,
+}
+
 /// Short-text detector: MinHash LSH candidates on character n-grams (at most
 /// [`MAX_CONFIRMED`]), confirmed by an exact measure on the stored confirmation texts.
 #[derive(Debug, Clone)]
@@ -347,8 +362,7 @@ pub struct ShortTextDetector {
     docs: Vec<u32>,
     arena: String,
     ends: Vec<usize>,
-    /// Per slot: the confirmation text's characters, whether Han-heavy, its letters/digits.
-    meta: Vec<(u32, bool, u32)>,
+    meta: Vec<Meta>,
 }
 
 impl ShortTextDetector {
@@ -479,26 +493,33 @@ impl Detector for ShortTextDetector {
         let measure_reach = self.measure_reach();
         let my_letters = letters(&s.text);
         // Its runs of digits, once for all candidates (`same_numbers` with each).
-        let my_runs: Vec<&str> = digit_runs(&s.text).collect();
+        let mut query = confirm::Query::new(s, self.opts.measure);
         let mut out = Vec::new();
         for slot in self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED) {
             let i = slot as usize;
-            let (len, han, letters) = self.meta[i];
-            let beyond_measure = my_letters.max(letters) > measure_reach;
-            if beyond_measure && my_letters.min(letters) as usize > self.opts.max_chars {
+            let meta = self.meta[i];
+            let beyond_measure = my_letters.max(meta.letters) > measure_reach;
+            if beyond_measure && my_letters.min(meta.letters) as usize > self.opts.max_chars {
                 // Containment beyond the measure's reach is a short text inside a longer one.
                 continue;
             }
-            let other = self.text(i);
+            let other = confirm::Stored {
+                text: self.text(i),
+                chars: meta.chars,
+                digits: meta.digits,
+            };
             // dist ≥ |la − lb|, so the Levenshtein similarity is at most min/max.
-            let (lo, hi) = (len.min(s.chars) as f64, len.max(s.chars) as f64);
+            let (lo, hi) = (
+                meta.chars.min(s.chars) as f64,
+                meta.chars.max(s.chars) as f64,
+            );
             let measured = if beyond_measure
                 || (self.opts.measure == Measure::Levenshtein && lo / hi < t)
-                || (self.opts.numbers_must_match && !digit_runs(other).eq(my_runs.iter().copied()))
+                || (self.opts.numbers_must_match && !query.same_numbers(&other))
             {
                 None
             } else {
-                Some(similarity(self.opts.measure, &s.text, other, n)).filter(|&sim| sim >= t)
+                query.similarity(self.opts.measure, &other, n, t)
             };
             let verdict = match measured {
                 Some(sim) => Some((sim, crate::detect::Stage::Short)),
@@ -506,16 +527,8 @@ impl Detector for ShortTextDetector {
                     .opts
                     .containment
                     .as_ref()
-                    .filter(|_| han == s.han)
-                    .and_then(|c| {
-                        containment(
-                            c,
-                            s.han,
-                            (&s.text, s.chars),
-                            (other, len),
-                            self.opts.numbers_must_match,
-                        )
-                    })
+                    .filter(|_| meta.han == s.han)
+                    .and_then(|c| query.containment(c, &other, self.opts.numbers_must_match))
                     .map(|c| (c, crate::detect::Stage::Containment)),
             };
             if let Some((sim, stage)) = verdict {
@@ -535,7 +548,12 @@ impl Detector for ShortTextDetector {
         self.docs.push(doc);
         self.arena.push_str(&s.text);
         self.ends.push(self.arena.len());
-        self.meta.push((s.chars, s.han, letters(&s.text)));
+        self.meta.push(Meta {
+            chars: s.chars,
+            letters: letters(&s.text),
+            digits: confirm::runs_digest(&s.text),
+            han: s.han,
+        });
     }
 
     fn heap_bytes(&self) -> usize {
@@ -543,7 +561,7 @@ impl Detector for ShortTextDetector {
             + self.docs.capacity() * 4
             + self.arena.capacity()
             + self.ends.capacity() * 8
-            + self.meta.capacity() * 12
+            + self.meta.capacity() * std::mem::size_of::<Meta>()
     }
 }
 
