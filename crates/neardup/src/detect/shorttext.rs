@@ -363,6 +363,9 @@ pub struct ShortTextDetector {
     arena: String,
     ends: Vec<usize>,
     meta: Vec<Meta>,
+    /// Per slot: [`confirm::CharSet::of`] its text (apart from `meta`: read only for the
+    /// candidates that pass the checks on lengths).
+    sets: Vec<confirm::CharSet>,
 }
 
 impl ShortTextDetector {
@@ -398,6 +401,7 @@ impl ShortTextDetector {
             arena: String::new(),
             ends: Vec::new(),
             meta: Vec::new(),
+            sets: Vec::new(),
         })
     }
 
@@ -492,7 +496,7 @@ impl Detector for ShortTextDetector {
         // near-duplicates by edits), nor two such texts compared.
         let measure_reach = self.measure_reach();
         let my_letters = letters(&s.text);
-        // Its runs of digits, once for all candidates (`same_numbers` with each).
+        // Its side of every check, prepared once.
         let mut query = confirm::Query::new(s, self.opts.measure);
         let mut out = Vec::new();
         for slot in self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED) {
@@ -507,6 +511,8 @@ impl Detector for ShortTextDetector {
                 text: self.text(i),
                 chars: meta.chars,
                 digits: meta.digits,
+                set: &self.sets[i],
+                absent: Default::default(),
             };
             // dist ≥ |la − lb|, so the Levenshtein similarity is at most min/max.
             let (lo, hi) = (
@@ -554,6 +560,7 @@ impl Detector for ShortTextDetector {
             digits: confirm::runs_digest(&s.text),
             han: s.han,
         });
+        self.sets.push(confirm::CharSet::of(&s.text));
     }
 
     fn heap_bytes(&self) -> usize {
@@ -562,6 +569,7 @@ impl Detector for ShortTextDetector {
             + self.arena.capacity()
             + self.ends.capacity() * 8
             + self.meta.capacity() * std::mem::size_of::<Meta>()
+            + self.sets.capacity() * std::mem::size_of::<confirm::CharSet>()
     }
 }
 

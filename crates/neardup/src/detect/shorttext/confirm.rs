@@ -31,6 +31,32 @@ pub(super) fn runs_digest(text: &str) -> u32 {
     }
 }
 
+/// Which of 256 buckets a text's characters fall in (a character's bucket: the top byte of
+/// its code point times a golden-ratio constant). Kept for every stored text (32 B), so that
+/// most candidates are refused before their text is read: a character of one text whose
+/// bucket the other lacks has no partner there, and every such character costs an edit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct CharSet([u64; 4]);
+
+fn bucket(c: char) -> u8 {
+    ((c as u32).wrapping_mul(0x9E37_79B1) >> 24) as u8
+}
+
+impl CharSet {
+    pub(super) fn of(text: &str) -> CharSet {
+        let mut set = CharSet::default();
+        for c in text.chars() {
+            let b = bucket(c);
+            set.0[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+        set
+    }
+
+    fn has(&self, b: u8) -> bool {
+        self.0[usize::from(b >> 6)] >> (b & 63) & 1 == 1
+    }
+}
+
 /// A stored text as the checks read it.
 pub(super) struct Stored<'a> {
     pub(super) text: &'a str,
@@ -38,12 +64,20 @@ pub(super) struct Stored<'a> {
     pub(super) chars: u32,
     /// [`runs_digest`] of it.
     pub(super) digits: u32,
+    /// [`CharSet::of`] it.
+    pub(super) set: &'a CharSet,
+    /// [`Query::absent_from`] it, once asked.
+    pub(super) absent: std::cell::Cell<Option<usize>>,
 }
 
 /// One text prepared to be checked against many stored ones.
 pub(super) struct Query<'a> {
     s: &'a ShortSketch,
     chars: Vec<char>,
+    /// The bucket of each of its characters.
+    buckets: Vec<u8>,
+    /// [`CharSet::of`] it.
+    set: CharSet,
     runs: Vec<&'a str>,
     digits: u32,
     levenshtein: Option<BatchComparator<char>>,
@@ -60,6 +94,8 @@ impl<'a> Query<'a> {
         Query {
             s,
             chars: s.text.chars().collect(),
+            buckets: s.text.chars().map(bucket).collect(),
+            set: CharSet::of(&s.text),
             digits: runs_digest(&s.text),
             runs,
             levenshtein: (measure == Measure::Levenshtein)
@@ -68,6 +104,18 @@ impl<'a> Query<'a> {
             theirs: Vec::new(),
             scratch: Scratch::default(),
         }
+    }
+
+    /// How many of the text's characters have no partner in `other` by its [`CharSet`]: at
+    /// most as many as have none by the characters themselves, so a lower bound on the edits
+    /// between the two and on those that put the text inside `other`.
+    pub(super) fn absent_from(&self, other: &Stored) -> usize {
+        if let Some(n) = other.absent.get() {
+            return n;
+        }
+        let n = self.buckets.iter().filter(|&&b| !other.set.has(b)).count();
+        other.absent.set(Some(n));
+        n
     }
 
     /// [`same_numbers`](super::same_numbers) of the text and `other`.
@@ -87,6 +135,14 @@ impl<'a> Query<'a> {
         n: usize,
         t: f64,
     ) -> Option<f64> {
+        if self.levenshtein.is_some() {
+            // `1 − d / max(len)` with `d` at least the characters without a partner: the same
+            // float operations, monotone in `d`, so the true score is at most this one.
+            let most = self.s.chars.max(other.chars) as f64;
+            if 1.0 - self.absent_from(other) as f64 / most < t {
+                return None;
+            }
+        }
         match &self.levenshtein {
             // Identical texts (exact copies are common in deduplication) have similarity 1.
             Some(_) if *self.s.text == *other.text => Some(1.0),
@@ -122,6 +178,15 @@ impl<'a> Query<'a> {
         if ls < min || (ls as f64) < opts.min_share * ll as f64 {
             return None;
         }
+        // The alignment's first bound (characters without a partner), by buckets.
+        let budget = |chars: usize| {
+            ((1.0 - opts.threshold) * chars as f64 + 1e-9)
+                .floor()
+                .max(0.0) as usize
+        };
+        if mine_inside && self.absent_from(other) > budget(self.chars.len()) {
+            return None;
+        }
         if numbers_must_match {
             let contained = if mine_inside {
                 self.digits == 0 || {
@@ -137,6 +202,12 @@ impl<'a> Query<'a> {
         }
         self.theirs.clear();
         self.theirs.extend(other.text.chars());
+        if !mine_inside {
+            let absent = self.theirs.iter().filter(|&&c| !self.set.has(bucket(c)));
+            if absent.count() > budget(self.theirs.len()) {
+                return None;
+            }
+        }
         let t = opts.threshold;
         if mine_inside {
             alignment::contained_at_least(&self.chars, &self.theirs, None, t, &mut self.scratch)
@@ -173,11 +244,13 @@ mod tests {
         }
     }
 
-    fn stored(text: &str) -> Stored<'_> {
+    fn stored<'a>(text: &'a str, set: &'a CharSet) -> Stored<'a> {
         Stored {
             text,
             chars: text.chars().count() as u32,
             digits: runs_digest(text),
+            set,
+            absent: Default::default(),
         }
     }
 
@@ -212,7 +285,8 @@ mod tests {
                     1 => q.chars().take(o.chars().count().min(40)).collect(),
                     _ => o.clone(),
                 };
-                let st = stored(&o);
+                let set = CharSet::of(&o);
+                let st = stored(&o, &set);
                 prop_assert_eq!(query.same_numbers(&st), same_numbers(&q, &o));
                 let want = Some(similarity(measure, &q, &o, 2)).filter(|&x| x >= t);
                 prop_assert_eq!(query.similarity(measure, &st, 2, t), want);
