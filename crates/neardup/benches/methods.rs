@@ -1,7 +1,7 @@
 //! Throughput of the sketches besides simhash: MinHash signatures (128 slots, v2 and v1 side by
 //! side with the bound of both, cutting and hashing the shingles; Chinese 5-grams and English
 //! word 3-grams), LSH banding and band-table lookups at 1 M documents (growing and frozen), I-Match digests, exact digests, and the short-text path
-//! (sketch + find against 5,000 indexed texts) and its containment alignment. Reads real text from the corpora
+//! (sketch + find against 5,000 indexed texts, and find against 40,000 that share phrases) and its containment alignment. Reads real text from the corpora
 //! (`NEARDUP_CORPORA` or `../../../shared/corpora`) when present, else the test fixtures.
 //! Every benchmark also checks its result.
 

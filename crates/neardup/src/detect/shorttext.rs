@@ -337,6 +337,10 @@ pub fn similarity(measure: Measure, a: &str, b: &str, n: usize) -> f64 {
 /// at most this many alignments however the stream repeats itself.
 pub const MAX_CONFIRMED: usize = 256;
 
+/// How many candidates ahead of its checks a candidate's `meta` and `sets` entries are
+/// prefetched.
+const PREFETCH_AHEAD: usize = 8;
+
 /// What a stored text's checks read besides the text.
 #[derive(Debug, Clone, Copy)]
 struct Meta {
@@ -499,7 +503,18 @@ impl Detector for ShortTextDetector {
         // Its side of every check, prepared once.
         let mut query = confirm::Query::new(s, self.opts.measure);
         let mut out = Vec::new();
-        for slot in self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED) {
+        let candidates = self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED);
+        // Each candidate's lengths and character set are at a random place: asked for a few
+        // candidates ahead, so that their cache misses overlap.
+        let prefetch = |k: usize| {
+            if let Some(&ahead) = candidates.get(k) {
+                neardup_index::prefetch(self.meta.as_ptr().wrapping_add(ahead as usize));
+                neardup_index::prefetch(self.sets.as_ptr().wrapping_add(ahead as usize));
+            }
+        };
+        (0..PREFETCH_AHEAD).for_each(prefetch);
+        for (k, &slot) in candidates.iter().enumerate() {
+            prefetch(k + PREFETCH_AHEAD);
             let i = slot as usize;
             let meta = self.meta[i];
             let beyond_measure = my_letters.max(meta.letters) > measure_reach;
