@@ -466,9 +466,10 @@ impl ShortTextDetector {
         })
     }
 
-    fn text(&self, slot: usize) -> &str {
+    /// Where slot `slot`'s text lies in the arena.
+    fn span(&self, slot: usize) -> std::ops::Range<usize> {
         let start = if slot == 0 { 0 } else { self.ends[slot - 1] };
-        &self.arena[start..self.ends[slot]]
+        start..self.ends[slot]
     }
 }
 
@@ -504,12 +505,13 @@ impl Detector for ShortTextDetector {
         let mut query = confirm::Query::new(s, self.opts.measure);
         let mut out = Vec::new();
         let candidates = self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED);
-        // Each candidate's lengths and character set are at a random place: asked for a few
+        // Each candidate's lengths, character set and text bounds are at a random place: asked for a few
         // candidates ahead, so that their cache misses overlap.
         let prefetch = |k: usize| {
             if let Some(&ahead) = candidates.get(k) {
                 neardup_index::prefetch(self.meta.as_ptr().wrapping_add(ahead as usize));
                 neardup_index::prefetch(self.sets.as_ptr().wrapping_add(ahead as usize));
+                neardup_index::prefetch(self.ends.as_ptr().wrapping_add(ahead as usize));
             }
         };
         (0..PREFETCH_AHEAD).for_each(prefetch);
@@ -523,7 +525,8 @@ impl Detector for ShortTextDetector {
                 continue;
             }
             let other = confirm::Stored {
-                text: self.text(i),
+                arena: &self.arena,
+                span: self.span(i),
                 chars: meta.chars,
                 digits: meta.digits,
                 set: &self.sets[i],

@@ -59,7 +59,10 @@ impl CharSet {
 
 /// A stored text as the checks read it.
 pub(super) struct Stored<'a> {
-    pub(super) text: &'a str,
+    /// The text is `arena[span]`, sliced only when a check reads it (slicing reads the
+    /// text's first byte: a cache miss the bounds before it mostly spare).
+    pub(super) arena: &'a str,
+    pub(super) span: std::ops::Range<usize>,
     /// Its characters.
     pub(super) chars: u32,
     /// [`runs_digest`] of it.
@@ -68,6 +71,12 @@ pub(super) struct Stored<'a> {
     pub(super) set: &'a CharSet,
     /// [`Query::absent_from`] it, once asked.
     pub(super) absent: std::cell::Cell<Option<usize>>,
+}
+
+impl<'a> Stored<'a> {
+    fn text(&self) -> &'a str {
+        &self.arena[self.span.clone()]
+    }
 }
 
 /// One text prepared to be checked against many stored ones.
@@ -123,7 +132,7 @@ impl<'a> Query<'a> {
         if self.digits != other.digits {
             return false;
         }
-        self.digits == 0 || digit_runs(other.text).eq(self.runs.iter().copied())
+        self.digits == 0 || digit_runs(other.text()).eq(self.runs.iter().copied())
     }
 
     /// [`similarity`](super::similarity) by `measure` (`n`: the n-gram size of the set
@@ -145,13 +154,13 @@ impl<'a> Query<'a> {
         }
         match &self.levenshtein {
             // Identical texts (exact copies are common in deduplication) have similarity 1.
-            Some(_) if *self.s.text == *other.text => Some(1.0),
+            Some(_) if *self.s.text == *other.text() => Some(1.0),
             Some(lev) => lev.normalized_similarity_with_args(
-                other.text.chars(),
+                other.text().chars(),
                 &Args::default().score_cutoff(t),
             ),
             None => {
-                Some(super::similarity(measure, &self.s.text, other.text, n)).filter(|&x| x >= t)
+                Some(super::similarity(measure, &self.s.text, other.text(), n)).filter(|&x| x >= t)
             }
         }
     }
@@ -190,18 +199,18 @@ impl<'a> Query<'a> {
         if numbers_must_match {
             let contained = if mine_inside {
                 self.digits == 0 || {
-                    let theirs: Vec<&str> = digit_runs(other.text).collect();
+                    let theirs: Vec<&str> = digit_runs(other.text()).collect();
                     self.runs.iter().all(|r| theirs.contains(r))
                 }
             } else {
-                other.digits == 0 || super::numbers_contained(other.text, &self.s.text)
+                other.digits == 0 || super::numbers_contained(other.text(), &self.s.text)
             };
             if !contained {
                 return None;
             }
         }
         self.theirs.clear();
-        self.theirs.extend(other.text.chars());
+        self.theirs.extend(other.text().chars());
         if !mine_inside {
             let absent = self.theirs.iter().filter(|&&c| !self.set.has(bucket(c)));
             if absent.count() > budget(self.theirs.len()) {
@@ -246,7 +255,8 @@ mod tests {
 
     fn stored<'a>(text: &'a str, set: &'a CharSet) -> Stored<'a> {
         Stored {
-            text,
+            arena: text,
+            span: 0..text.len(),
             chars: text.chars().count() as u32,
             digits: runs_digest(text),
             set,
