@@ -91,5 +91,6 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
         word_ngram: word_ngram.unwrap_or(d.word_ngram),
         scheme,
         bits: bits.unwrap_or(d.bits),
+        quote_edge: d.quote_edge,
     })
 }

@@ -2,7 +2,7 @@
 //!
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
-//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
+//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `quote_edge`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
 //! `max_batch`, `max_connections`, `header_timeout`, `body_timeout`, `snapshot_interval`,
 //! `backend`, `redis_prefix`), then defaults. Fingerprint
 //! options are flags only and are recorded in the data directory or the Redis index
@@ -81,6 +81,12 @@ pub struct Args {
     /// both [default: v3].
     #[arg(long, env = "NEARDUP_MINHASH_SCHEME", value_name = "SCHEME")]
     pub minhash_scheme: Option<String>,
+    /// auto: quotes — a short text still matches a stored one that holds it verbatim without
+    /// up to this share of its characters at its beginning or its end (an attribution), 0 to
+    /// 0.5, 0 off (as `neardup dedup --quote-edge`). Recorded in the data directory: a
+    /// directory recorded without quotes opens with 0 [default: 0.2].
+    #[arg(long, env = "NEARDUP_QUOTE_EDGE", value_name = "SHARE")]
+    pub quote_edge: Option<f64>,
     /// Time segments per retention window (memory is reclaimed a segment at a time) [default: 8].
     #[arg(long, env = "NEARDUP_SEGMENTS")]
     pub segments: Option<u32>,
@@ -179,6 +185,7 @@ struct FileConfig {
     template_veto: Option<bool>,
     minhash_bits: Option<u32>,
     minhash_scheme: Option<String>,
+    quote_edge: Option<f64>,
     segments: Option<u32>,
     max_docs: Option<u64>,
     index_bytes_per_doc: Option<u64>,
@@ -236,6 +243,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let veto = !args.no_template_veto && file.template_veto.unwrap_or(true);
     let bits = args.minhash_bits.or(file.minhash_bits);
     let scheme = args.minhash_scheme.or(file.minhash_scheme);
+    let quote_edge = args.quote_edge.or(file.quote_edge);
     let detector = match args.detector.or(file.method).as_deref().unwrap_or("auto") {
         "auto" => match EngineDetector::auto(veto) {
             EngineDetector::Auto(mut p) => {
@@ -244,6 +252,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         bail!("--minhash-bits (config key `minhash_bits`) = {b}: use 8, 16 or 32");
                     }
                     p.minhash.bits = b;
+                }
+                if let Some(e) = quote_edge {
+                    if !(0.0..=0.5).contains(&e) {
+                        bail!("--quote-edge (config key `quote_edge`) = {e}: use a share in [0, 0.5] (0 turns quotes off)");
+                    }
+                    if let Some(c) = p.short.containment.as_mut() {
+                        c.edge = e;
+                    }
                 }
                 if let Some(s) = &scheme {
                     p.minhash.minhash.scheme = s.parse().map_err(|e| {
@@ -262,6 +278,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!(
             "--distance (config key `distance`) is the Hamming distance of --method simhash; the \
              auto detector decides long texts by MinHash similarity — pass --method simhash to use it"
+        );
+    }
+    if quote_edge.is_some() && detector == EngineDetector::Simhash {
+        bail!(
+            "--quote-edge (config key `quote_edge`) applies to the auto detector's short texts; \
+             --method simhash has no short-text path"
         );
     }
     if (bits.is_some() || scheme.is_some()) && detector == EngineDetector::Simhash {

@@ -388,3 +388,23 @@ fn reposts_are_duplicates_by_containment() {
     assert_eq!(out[1]["stage"], "containment", "{}", out[1]);
     assert_eq!(out[1]["similarity"].as_f64(), Some(1.0), "{}", out[1]);
 }
+
+/// A quote (part of a post with an attribution before it) is a duplicate of the post by
+/// containment, with the share of it that occurs verbatim as its similarity; with
+/// `--quote-edge 0` the attribution counts against it and the two are apart.
+#[test]
+fn quotes_with_an_attribution_are_duplicates_unless_the_edge_is_off() {
+    let input = "{\"id\":\"post\",\"text\":\"今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了，下个月打算再读一遍水浒传\"}\n\
+                 {\"id\":\"quote\",\"text\":\"小明同学说：“今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了”\"}\n";
+    let out = ok(&["dedup", "-q"], Some(input.as_bytes()));
+    assert_eq!(out[1]["duplicate_of"], "post", "{}", out[1]);
+    assert_eq!(out[1]["stage"], "containment", "{}", out[1]);
+    // 5 of the quote's 30 letters are its attribution.
+    let sim = out[1]["similarity"].as_f64().unwrap();
+    assert!((sim - (1.0 - 5.0 / 30.0)).abs() < 1e-9, "{}", out[1]);
+    let off = ok(
+        &["dedup", "-q", "--quote-edge", "0"],
+        Some(input.as_bytes()),
+    );
+    assert_eq!(off[1]["duplicate_of"], Value::Null, "{}", off[1]);
+}

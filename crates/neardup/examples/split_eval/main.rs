@@ -45,6 +45,9 @@
 //! engine in requests of those sizes.
 //! `SPLIT_EVAL_CONTAINMENT=0.8,0.85,0.9` replaces the columns with the default whose short path
 //! confirms containment from those alignment similarities (`ContainmentOptions::threshold`).
+//! `SPLIT_EVAL_EDGE=0,0.1,0.2` replaces the columns with the default whose short path's
+//! containment lets that share of the shorter text lie outside the longer at one edge
+//! (`ContainmentOptions::edge`).
 //! `SPLIT_EVAL_SCRIPT=1` replaces the columns with the default keeping Traditional Chinese
 //! characters and folding them to Simplified (`NormalizeOptions::fold_traditional`), in batch
 //! and online (requests of 100).

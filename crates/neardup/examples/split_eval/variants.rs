@@ -290,6 +290,26 @@ pub(crate) fn variants() -> Vec<Variant> {
             })
             .collect();
     }
+    // `SPLIT_EVAL_EDGE=0,0.1,0.2`: the default with the short path's containment allowing
+    // that share of the shorter text at one edge outside the longer (an attribution).
+    if let Ok(es) = std::env::var("SPLIT_EVAL_EDGE") {
+        return es
+            .split(',')
+            .map(|e| Variant {
+                name: format!("default, containment edge {e}"),
+                veto: Some(TemplateVetoOptions::default()),
+                policy: with(&|p| {
+                    p.minhash.lsh.threshold = 0.5;
+                    if let Some(k) = p.short.containment.as_mut() {
+                        k.edge = e.parse().unwrap();
+                    }
+                }),
+                engine: None,
+                body_index: true,
+                keep_traditional: false,
+            })
+            .collect();
+    }
     // `SPLIT_EVAL_BITS=32,16,8`: the default, and the default without the veto, with the long
     // path's signature entries kept at those bits.
     if let Ok(bs) = std::env::var("SPLIT_EVAL_BITS") {

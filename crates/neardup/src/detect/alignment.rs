@@ -43,6 +43,8 @@ pub(crate) struct Scratch {
     counts: Vec<(u32, u32)>,
     trigrams: Vec<u64>,
     index: std::collections::HashMap<char, usize, crate::hash::FastBuild>,
+    pattern: Vec<char>,
+    fail: Vec<usize>,
     peq: Vec<u64>,
     pv: Vec<u64>,
     mv: Vec<u64>,
@@ -72,11 +74,27 @@ pub(crate) fn contained_at_least(
     if s.is_empty() {
         return (min <= 0.0).then_some(0.0);
     }
-    // The most edits a score of `min` allows.
-    let budget = ((1.0 - min) * s.len() as f64 + 1e-9).floor().max(0.0) as usize;
+    let budget = budget(s.len(), min);
     if missing_at_least(s, l, budget + 1, &mut scratch.counts) {
         return None;
     }
+    aligned_at_least(s, l, l_trigrams, min, scratch)
+}
+
+/// The most edits a score of `min` allows a text of `n` characters.
+fn budget(n: usize, min: f64) -> usize {
+    ((1.0 - min) * n as f64 + 1e-9).floor().max(0.0) as usize
+}
+
+/// [`contained_at_least`] after its bound on characters without a partner.
+fn aligned_at_least(
+    s: &[char],
+    l: &[char],
+    l_trigrams: Option<&[u64]>,
+    min: f64,
+    scratch: &mut Scratch,
+) -> Option<f64> {
+    let budget = budget(s.len(), min);
     let refused = match l_trigrams {
         Some(t) => too_few_shared_trigrams(s, l, t, budget),
         None => {
@@ -95,6 +113,94 @@ pub(crate) fn contained_at_least(
     let d = semi_global_distance(s, l, scratch);
     let score = 1.0 - d as f64 / s.len() as f64;
     (score >= min).then_some(score)
+}
+
+/// [`contained_at_least`] with its score and 0; or else, when `s` without its first or last
+/// `k ≤ edge` characters (an attribution at one edge of a quote) occurs verbatim in `l`, the
+/// share of `s` that does, `1 − k / |s|`, and `k` (the least such `k`). The rest must occur
+/// verbatim: a slot that differs inside a template's sentence leaves edits in what remains.
+pub(crate) fn contained_with_edge_at_least(
+    s: &[char],
+    l: &[char],
+    l_trigrams: Option<&[u64]>,
+    edge: usize,
+    min: f64,
+    scratch: &mut Scratch,
+) -> Option<(f64, usize)> {
+    let edge = edge.min(s.len().saturating_sub(1));
+    if s.is_empty() || edge == 0 {
+        return contained_at_least(s, l, l_trigrams, min, scratch).map(|x| (x, 0));
+    }
+    // One count of the characters without a partner bounds both: the whole alignment allows
+    // `budget` of them, a trim only the characters it leaves out (what remains occurs
+    // verbatim).
+    let whole = budget(s.len(), min);
+    let missing = missing_down_to(s, l, whole.min(edge) + 1, &mut scratch.counts);
+    if missing <= whole {
+        if let Some(score) = aligned_at_least(s, l, l_trigrams, min, scratch) {
+            return Some((score, 0));
+        }
+    }
+    if missing > edge {
+        return None;
+    }
+    // Every trim keeps `s[edge..n - edge]`: a few characters of it must occur in `l` (a
+    // quick scan before the matchers).
+    let n = s.len();
+    if n > 2 * edge {
+        let middle = &s[edge..(edge + 4).min(n - edge)];
+        if !l.windows(middle.len()).any(|w| w == middle) {
+            return None;
+        }
+    }
+    // `s[k..]` occurs for every `k` from the least that does (a suffix of an occurrence
+    // occurs), so the least trim at the beginning is `|s|` less the longest suffix of `s` that
+    // occurs in `l`, and at the end `|s|` less the longest prefix that does.
+    let prefix = longest_prefix_inside(s.iter().copied(), l.iter().copied(), scratch);
+    let suffix = longest_prefix_inside(s.iter().rev().copied(), l.iter().rev().copied(), scratch);
+    let k = n - prefix.max(suffix);
+    (k <= edge).then(|| (1.0 - k as f64 / n as f64, k))
+}
+
+/// The longest prefix of `pattern` that occurs in `text`: the largest state of the pattern's
+/// Knuth–Morris–Pratt matcher over the text (its state after a character is the longest
+/// prefix of the pattern ending there). Linear.
+fn longest_prefix_inside(
+    pattern: impl Iterator<Item = char>,
+    text: impl Iterator<Item = char>,
+    scratch: &mut Scratch,
+) -> usize {
+    let p = &mut scratch.pattern;
+    p.clear();
+    p.extend(pattern);
+    // `fail[i]`: the longest proper border of `p[..=i]`.
+    let fail = &mut scratch.fail;
+    fail.clear();
+    fail.resize(p.len(), 0);
+    let mut b = 0;
+    for i in 1..p.len() {
+        while b > 0 && p[i] != p[b] {
+            b = fail[b - 1];
+        }
+        if p[i] == p[b] {
+            b += 1;
+        }
+        fail[i] = b;
+    }
+    let (mut state, mut best) = (0, 0);
+    for c in text {
+        if state == p.len() {
+            return state;
+        }
+        while state > 0 && c != p[state] {
+            state = fail[state - 1];
+        }
+        if c == p[state] {
+            state += 1;
+        }
+        best = best.max(state);
+    }
+    best
 }
 
 /// The fewest edits that turn `s` (not empty) into some substring of `l`: the least value of
@@ -199,9 +305,12 @@ fn trigram_bound_applies(s: &[char], l: &[char], budget: usize) -> bool {
 /// below. Linear, where the alignment is quadratic: most candidate pairs that are not
 /// contained are refused here.
 fn missing_at_least(s: &[char], l: &[char], floor: usize, table: &mut Vec<(u32, u32)>) -> bool {
-    if floor > s.len() {
-        return false;
-    }
+    floor <= s.len() && missing_down_to(s, l, floor, table) >= floor
+}
+
+/// How many characters of `s` have no partner in `l` (see [`missing_at_least`]), or, once
+/// fewer than `floor` are left without one, some number below `floor` (the count stops there).
+fn missing_down_to(s: &[char], l: &[char], floor: usize, table: &mut Vec<(u32, u32)>) -> usize {
     // The characters of `s` with their counts, in an open-addressed table (linear probing,
     // at most half full — 2^22 slots hold every code point twice over; `EMPTY` is no
     // character).
@@ -232,7 +341,7 @@ fn missing_at_least(s: &[char], l: &[char], floor: usize, table: &mut Vec<(u32, 
                     *n -= 1;
                     missing -= 1;
                     if missing < floor {
-                        return false;
+                        return missing;
                     }
                 }
                 break;
@@ -243,7 +352,7 @@ fn missing_at_least(s: &[char], l: &[char], floor: usize, table: &mut Vec<(u32, 
             i = (i + 1) & mask;
         }
     }
-    missing >= floor
+    missing
 }
 
 #[cfg(test)]
@@ -265,6 +374,25 @@ mod tests {
             std::mem::swap(&mut row, &mut next);
         }
         row.iter().copied().min().unwrap_or(s.len())
+    }
+
+    #[test]
+    fn a_quote_with_its_attribution_is_found_with_an_edge() {
+        let original: Vec<char> =
+            "今天我们读了一本很好的书，书中讲的是一个人如何在困难中坚持下去的故事"
+                .chars()
+                .collect();
+        let quote: Vec<char> = "小明说今天我们读了一本很好的书，书中讲的是一个人"
+            .chars()
+            .collect();
+        let scratch = &mut Scratch::default();
+        assert_eq!(
+            contained_with_edge_at_least(&quote, &original, None, 0, 0.9, scratch),
+            None
+        );
+        let (score, left_out) =
+            contained_with_edge_at_least(&quote, &original, None, 4, 0.9, scratch).unwrap();
+        assert_eq!((score, left_out), (1.0 - 3.0 / quote.len() as f64, 3));
     }
 
     fn trigrams_of(l: &[char]) -> Vec<u64> {
@@ -290,6 +418,26 @@ mod tests {
                 let t = trigrams_of(&lc);
                 prop_assert_eq!(contained_at_least(&sc, &lc, Some(&t), min, &mut scratch), alone);
             }
+        }
+
+        /// An edge answers the whole text's alignment when it passes, else the least trim at
+        /// one edge that leaves a verbatim substring.
+        #[test]
+        fn edge_is_the_least_verbatim_trim(
+            s in "[a-d]{1,20}", l in "[a-e]{0,60}", cut in 0usize..20, edge in 0usize..6, min in 0.5f64..1.0,
+        ) {
+            // Often make most of `s` occur in `l`.
+            let l = if cut < s.len() { format!("{l}{}", &s[cut..]) } else { l };
+            let sc: Vec<char> = s.chars().collect();
+            let lc: Vec<char> = l.chars().collect();
+            let e = edge.min(sc.len() - 1);
+            let want = match contained_similarity_at_least(&s, &l, min) {
+                Some(x) => Some((x, 0)),
+                None => (1..=e).find(|&k| l.contains(&s[k..]) || l.contains(&s[..s.len() - k]))
+                    .map(|k| (1.0 - k as f64 / sc.len() as f64, k)),
+            };
+            let got = contained_with_edge_at_least(&sc, &lc, None, edge, min, &mut Scratch::default());
+            prop_assert_eq!(got, want);
         }
 
         /// The bit-parallel columns give the table's distance, for texts of one block and of

@@ -147,6 +147,18 @@ pub struct ContainmentOptions {
     pub other_min_chars: u32,
     /// The shorter text is at least this share of the longer one's letters/digits. Default 0.3.
     pub min_share: f64,
+    /// A quote: when the whole shorter text does not lie inside the longer, it still matches
+    /// if, without up to this share of its characters at its beginning or at its end (an
+    /// attribution: `某某说：“…”`, `As … put it: "…"`, `… (quoted by …)`), the rest occurs
+    /// verbatim in the longer; the score is then the share that does (below `threshold`).
+    /// 0: off. Default 0.2. A recorded configuration without it reads as 0 (it is not written
+    /// when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub edge: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for ContainmentOptions {
@@ -156,6 +168,7 @@ impl Default for ContainmentOptions {
             han_min_chars: 10,
             other_min_chars: 30,
             min_share: 0.3,
+            edge: 0.2,
         }
     }
 }
@@ -241,7 +254,19 @@ pub fn containment(
     if numbers_must_match && !numbers_contained(short, long) {
         return None;
     }
-    crate::detect::alignment::contained_similarity_at_least(short, long, opts.threshold)
+    let s: Vec<char> = short.chars().collect();
+    let l: Vec<char> = long.chars().collect();
+    let edge = (opts.edge * s.len() as f64).floor() as usize;
+    let scratch = &mut crate::detect::alignment::Scratch::default();
+    crate::detect::alignment::contained_with_edge_at_least(
+        &s,
+        &l,
+        None,
+        edge,
+        opts.threshold,
+        scratch,
+    )
+    .map(|(score, _)| score)
 }
 
 /// A short document's sketch: its confirmation text and LSH band keys.
@@ -375,6 +400,15 @@ pub struct ShortTextDetector {
 impl ShortTextDetector {
     /// A detector normalising with `fp`'s configuration.
     pub fn new(fp: Fingerprinter, opts: ShortTextOptions) -> Result<Self> {
+        if let Some(c) = &opts.containment {
+            if !(0.0..=0.5).contains(&c.edge) {
+                return Err(Error::Config(format!(
+                    "quote edge {} is out of range; use a share of the shorter text in [0, 0.5] \
+                     (0 turns quotes off; default 0.2)",
+                    c.edge
+                )));
+            }
+        }
         if !(opts.threshold > 0.0 && opts.threshold <= 1.0) {
             return Err(Error::Config(format!(
                 "short-text threshold {} is out of range; use a similarity in (0, 1] (default 0.8)",

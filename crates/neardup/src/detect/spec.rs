@@ -143,6 +143,10 @@ pub struct DetectorSpec {
     /// Bits kept of each MinHash signature entry, 8, 16 or 32 (default
     /// [`DEFAULT_BITS`](crate::minhash::DEFAULT_BITS); [`MinHashDetectorOptions::bits`]).
     pub bits: u32,
+    /// The short path's quotes: the share of a shorter text that may lie outside the longer
+    /// at one edge, for `auto` and `short`, 0 to 0.5, 0 off (default 0.2,
+    /// [`ContainmentOptions::edge`](crate::shorttext::ContainmentOptions::edge)).
+    pub quote_edge: f64,
 }
 
 impl Default for DetectorSpec {
@@ -157,6 +161,7 @@ impl Default for DetectorSpec {
             word_ngram: m.word_ngram,
             scheme: m.scheme,
             bits: crate::minhash::DEFAULT_BITS,
+            quote_edge: crate::shorttext::ContainmentOptions::default().edge,
         }
     }
 }
@@ -200,6 +205,16 @@ impl DetectorSpec {
         opts.minhash.minhash.word_ngram = self.word_ngram;
         opts.minhash.minhash.scheme = self.scheme;
         opts.minhash.bits = self.bits;
+        opts.short = self.short_options();
+        opts
+    }
+
+    /// The short path's options under this spec (the quote edge).
+    pub fn short_options(&self) -> ShortTextOptions {
+        let mut opts = ShortTextOptions::default();
+        if let Some(c) = opts.containment.as_mut() {
+            c.edge = self.quote_edge;
+        }
         opts
     }
 
@@ -230,7 +245,8 @@ impl DetectorSpec {
             }
             Method::Exact => w.with(|| Ok(ExactDetector::new(fp.clone()))),
             Method::Short => {
-                w.with(|| ShortTextDetector::new(fp.clone(), ShortTextOptions::default()))
+                let opts = self.short_options();
+                w.with(move || ShortTextDetector::new(fp.clone(), opts.clone()))
             }
             Method::Minhash => {
                 let opts = self.minhash_options();

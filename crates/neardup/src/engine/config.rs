@@ -105,14 +105,20 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
             .or_insert(serde_json::json!(false));
         Some(v)
     }
-    // A descriptor without `bits` means 32-bit entries, a veto without `guard_sample` samples
-    // of 256 (see `config_blob`).
+    // A descriptor without `bits` means 32-bit entries, a containment without `edge` no quotes,
+    // a veto without `guard_sample` samples of 256 (see `config_blob`).
     fn with_bits(mut v: serde_json::Value) -> serde_json::Value {
         if let Some(m) = v
             .pointer_mut("/detector/minhash")
             .and_then(|m| m.as_object_mut())
         {
             m.entry("bits").or_insert(serde_json::json!(32));
+        }
+        if let Some(c) = v
+            .pointer_mut("/detector/short/containment")
+            .and_then(|c| c.as_object_mut())
+        {
+            c.entry("edge").or_insert(serde_json::json!(0.0));
         }
         if let Some(t) = v
             .pointer_mut("/template_veto")
@@ -201,6 +207,33 @@ mod tests {
         assert_eq!(
             config_difference(old.as_bytes(), &now),
             "fingerprint.config.normalize.fold_traditional: stored false, requested true"
+        );
+    }
+
+    /// A directory written before quotes were matched (its containment has no `edge`) is
+    /// refused under the default, naming the setting and both values; it is the
+    /// configuration with quotes off (`neardup serve --quote-edge 0`).
+    #[test]
+    fn directory_without_quotes_is_refused_by_name() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let with = |edge: f64| {
+            let mut cfg = EngineConfig::default();
+            if let super::super::EngineDetector::Auto(p) = &mut cfg.detector {
+                p.short.containment.as_mut().unwrap().edge = edge;
+            }
+            config_blob(&fp, &cfg)
+        };
+        let old = with(0.0);
+        assert!(!old.contains("edge"), "{old}");
+        let now = config_blob(&fp, &EngineConfig::default());
+        assert_eq!(now, with(0.2));
+        assert_eq!(
+            config_difference(old.as_bytes(), &now),
+            "detector.short.containment.edge: stored 0.0, requested 0.2"
+        );
+        assert_eq!(
+            config_difference(old.as_bytes(), &with(0.0)),
+            "the same settings, encoded differently"
         );
     }
 

@@ -187,11 +187,14 @@ impl<'a> Query<'a> {
         if ls < min || (ls as f64) < opts.min_share * ll as f64 {
             return None;
         }
-        // The alignment's first bound (characters without a partner), by buckets.
+        // The alignment's first bound (characters without a partner), by buckets; with an
+        // edge, the largest trim's (see `contained_with_edge_at_least`).
+        let edge = |chars: usize| (opts.edge * chars as f64).floor() as usize;
         let budget = |chars: usize| {
-            ((1.0 - opts.threshold) * chars as f64 + 1e-9)
+            let whole = ((1.0 - opts.threshold) * chars as f64 + 1e-9)
                 .floor()
-                .max(0.0) as usize
+                .max(0.0) as usize;
+            whole.max(edge(chars).min(chars.saturating_sub(1)))
         };
         if mine_inside && self.absent_from(other) > budget(self.chars.len()) {
             return None;
@@ -218,8 +221,10 @@ impl<'a> Query<'a> {
             }
         }
         let t = opts.threshold;
-        if mine_inside {
-            alignment::contained_at_least(&self.chars, &self.theirs, None, t, &mut self.scratch)
+        let found = if mine_inside {
+            let e = edge(self.chars.len());
+            let s = &mut self.scratch;
+            alignment::contained_with_edge_at_least(&self.chars, &self.theirs, None, e, t, s)
         } else {
             let chars = &self.chars;
             let trigrams = self.trigrams.get_or_insert_with(|| {
@@ -227,14 +232,16 @@ impl<'a> Query<'a> {
                 alignment::sorted_trigrams(chars, &mut v);
                 v
             });
-            alignment::contained_at_least(
+            alignment::contained_with_edge_at_least(
                 &self.theirs,
                 &self.chars,
                 Some(trigrams),
+                edge(self.theirs.len()),
                 t,
                 &mut self.scratch,
             )
-        }
+        };
+        found.map(|(score, _)| score)
     }
 }
 
@@ -280,18 +287,21 @@ mod tests {
         #[test]
         fn prepared_checks_equal_the_pairwise_definitions(
             q in text(),
-            others in proptest::collection::vec((text(), 0usize..3), 1..6),
+            others in proptest::collection::vec((text(), 0usize..4), 1..6),
             han in any::<bool>(),
             t in 0.5f64..1.0,
             measure in proptest::sample::select(vec![Measure::Levenshtein, Measure::Jaccard, Measure::Cosine]),
+            edge in proptest::sample::select(vec![0.0, 0.1, 0.25]),
         ) {
             let s = sketch(&q, han);
             let mut query = Query::new(&s, measure);
-            let opts = ContainmentOptions { han_min_chars: 3, other_min_chars: 3, ..Default::default() };
+            let opts = ContainmentOptions { han_min_chars: 3, other_min_chars: 3, edge, ..Default::default() };
             for (o, how) in &others {
                 // Often make the other text hold the query, or be part of it.
                 let o = match how {
                     0 => format!("{o}{q}"),
+                    // the query's middle inside the other: its edges an attribution
+                    3 => format!("{o}{}", q.chars().skip(2).take(40).collect::<String>()),
                     1 => q.chars().take(o.chars().count().min(40)).collect(),
                     _ => o.clone(),
                 };
