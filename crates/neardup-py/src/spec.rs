@@ -17,11 +17,12 @@ pub const SPEC_OPTIONS: &[&str] = &[
     "minhash_word_ngram",
     "minhash_bits",
     "minhash_scheme",
+    "quote_edge",
 ];
 
 /// Takes `method`, `threshold`, `distance`, `template_veto` (default: `veto_default`) and
-/// MinHash's shingle sizes `minhash_char_ngram` and `minhash_word_ngram` and its signature
-/// entries' `minhash_bits`; refuses a setting
+/// MinHash's shingle sizes `minhash_char_ngram` and `minhash_word_ngram`, its signature
+/// entries' `minhash_bits` and the short path's `quote_edge`; refuses a setting
 /// the method would ignore, as the command does.
 pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> {
     let d = DetectorSpec::default();
@@ -79,6 +80,13 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
             .map_err(|e: neardup::Error| config(format!("option `minhash_scheme`: {e}")))?,
         None => d.scheme,
     };
+    let quote_edge = o.take::<f64>("quote_edge")?;
+    if quote_edge.is_some() && !matches!(method, Method::Auto | Method::Short) {
+        return Err(config(format!(
+            "`quote_edge` sets the quotes of the short-text path (method=\"auto\" and \"short\"); method=\"{}\" would ignore it",
+            method.name()
+        )));
+    }
     let template_veto = o.take::<bool>("template_veto")?.unwrap_or(veto_default);
     // Out-of-range sizes are refused when the detector is built, with the library's message.
     Ok(DetectorSpec {
@@ -91,6 +99,7 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
         word_ngram: word_ngram.unwrap_or(d.word_ngram),
         scheme,
         bits: bits.unwrap_or(d.bits),
-        quote_edge: d.quote_edge,
+        // Out of [0, 0.5]: refused when the detector is built, with the library's message.
+        quote_edge: quote_edge.unwrap_or(d.quote_edge),
     })
 }

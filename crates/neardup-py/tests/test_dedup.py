@@ -23,6 +23,8 @@ CASES = [
     (["--method", "minhash", "--minhash-word-ngram", "2"], {"method": "minhash", "minhash_word_ngram": 2}),
     (["--minhash-bits", "32"], {"minhash_bits": 32}),
     (["--method", "minhash", "--minhash-bits", "16"], {"method": "minhash", "minhash_bits": 16}),
+    (["--quote-edge", "0"], {"quote_edge": 0.0}),
+    (["--method", "short", "--quote-edge", "0.3"], {"method": "short", "quote_edge": 0.3}),
 ]
 
 

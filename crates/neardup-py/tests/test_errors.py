@@ -26,6 +26,8 @@ def test_exception_hierarchy():
         ({"minhash_word_ngram": 0}, "word_ngram = 0 is out of range"),
         ({"minhash_bits": 12}, "minhash bits = 12 is not supported; use 8, 16 or 32"),
         ({"method": "exact", "minhash_bits": 8}, "would ignore it"),
+        ({"method": "minhash", "quote_edge": 0.1}, "would ignore it"),
+        ({"quote_edge": 0.7}, "quote edge 0.7 is out of range"),
         ({"linkage": "single"}, 'use "online" or "components"'),
         ({"keep": "last"}, "keep `last`: use first or longest"),
         ({"features": "bigrams"}, "bigrams"),

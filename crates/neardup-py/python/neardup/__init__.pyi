@@ -142,6 +142,7 @@ class Deduper:
         minhash_word_ngram: Optional[int] = None,
         minhash_bits: Optional[Literal[8, 16, 32]] = None,
         minhash_scheme: Optional[Literal["v3", "v2", "v1"]] = None,
+        quote_edge: Optional[float] = None,
         threads: int = 0,
         **fingerprint_options: Any,
     ) -> None: ...
@@ -243,6 +244,7 @@ def dedup(
     minhash_word_ngram: Optional[int] = None,
     minhash_bits: Optional[Literal[8, 16, 32]] = None,
     minhash_scheme: Optional[Literal["v3", "v2", "v1"]] = None,
+    quote_edge: Optional[float] = None,
     linkage: Literal["online", "components"] = "online",
     keep: Literal["first", "longest"] = "first",
     threads: int = 0,
