@@ -570,7 +570,7 @@ fn failed_shutdown_note(e: &std::io::Error, s: &LogPosition) -> String {
 
 /// A configuration mismatch whose stored value a flag of this command restores, with that flag
 /// named: a directory written before Traditional characters were folded is served with
-/// `--keep-traditional`.
+/// `--keep-traditional`, one written before quotes were matched with `--quote-edge 0`.
 fn with_flag_hint(e: EngineError) -> EngineError {
     match e {
         EngineError::ConfigMismatch {
@@ -586,6 +586,20 @@ fn with_flag_hint(e: EngineError) -> EngineError {
                 difference: format!(
                     "{difference} (written before Traditional characters were folded to \
                      Simplified: serve it with --keep-traditional)"
+                ),
+            }
+        }
+        EngineError::ConfigMismatch {
+            dir,
+            difference,
+            config,
+        } if difference.starts_with("detector.short.containment.edge: stored 0.0") => {
+            EngineError::ConfigMismatch {
+                dir,
+                config,
+                difference: format!(
+                    "{difference} (written before quotes were matched: serve it with \
+                     --quote-edge 0)"
                 ),
             }
         }

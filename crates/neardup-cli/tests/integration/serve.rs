@@ -483,3 +483,61 @@ fn directory_written_before_traditional_folding_names_keep_traditional() {
     assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
     let _ = stop_cleanly(s);
 }
+
+/// A data directory written before quotes were matched (no quote edge recorded) is refused
+/// naming the setting and the flag that serves it, and opens with that flag.
+#[test]
+fn directory_written_before_quotes_names_quote_edge() {
+    let dir = tempfile::tempdir().unwrap();
+    let off = [
+        "--addr",
+        "127.0.0.1:0",
+        "--data-dir",
+        "d",
+        "--quote-edge",
+        "0",
+    ];
+    let _ = stop_cleanly(start(dir.path(), &off, &[]));
+    let out = Command::new(bin())
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir", "d"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "serve started");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("detector.short.containment.edge: stored 0.0, requested 0.2")
+            && err.contains("serve it with --quote-edge 0"),
+        "{err}"
+    );
+    let s = start(dir.path(), &off, &[]);
+    assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
+    let _ = stop_cleanly(s);
+    // A share out of range, and quotes for simhash, are refused before starting.
+    let refused = |args: &[&str]| {
+        let out = Command::new(bin())
+            .arg("serve")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "serve {args:?} started");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(
+        refused(&["--data-dir", "e", "--quote-edge", "0.9"]).contains("use a share in [0, 0.5]")
+    );
+    assert!(refused(&[
+        "--data-dir",
+        "e",
+        "--method",
+        "simhash",
+        "--quote-edge",
+        "0.1"
+    ])
+    .contains("no short-text path"));
+    assert!(
+        !dir.path().join("e").exists(),
+        "a refused start wrote nothing"
+    );
+}
