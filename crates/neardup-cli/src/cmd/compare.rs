@@ -100,9 +100,13 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                     (neardup::detect::Stage::Minhash, Some(s)) => {
                         format!("Jaccard estimate {s:.3} ≥ {tm}")
                     }
-                    (neardup::detect::Stage::Containment, Some(s)) => {
-                        format!("the shorter text lies inside the other, alignment {s:.3}")
-                    }
+                    (neardup::detect::Stage::Containment, Some(s)) => match e.short_quote {
+                        Some((_, k)) => format!(
+                            "a quote: the shorter text lies verbatim inside the other once {k} \
+                             characters at one edge are left out, share {s:.3}"
+                        ),
+                        None => format!("the shorter text lies inside the other, alignment {s:.3}"),
+                    },
                     (st, _) => st.to_string(),
                 };
                 writeln!(out, "near-duplicates  (stage {}: {how})", v.stage)?;
@@ -140,6 +144,13 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                 out,
                 "  contain: the shorter text aligns inside the other at {c:.3} (threshold {})",
                 opts.short.containment.as_ref().map_or(0.0, |c| c.threshold)
+            )?;
+        }
+        if let Some((share, k)) = e.short_quote {
+            writeln!(
+                out,
+                "  quote:   without {k} characters at one edge (an attribution) it occurs verbatim: share {share:.3} (at most {} of it left out)",
+                opts.short.containment.as_ref().map_or(0.0, |c| c.edge)
             )?;
         }
         match e.minhash_similarity {

@@ -276,6 +276,21 @@ fn compare_decides_as_dedup_and_names_the_stage() {
         s.contains("  contain: the shorter text aligns inside the other at 1.000"),
         "{s}"
     );
+    assert!(!s.contains("  quote:"), "{s}");
+    // A quote: part of the post after an attribution; compare says which characters were
+    // left out and what share occurs verbatim.
+    let longer = format!("{post}，下个月打算再读一遍水浒传");
+    let quote = format!("小明同学说：“{post}”");
+    let o = run(&["compare", "--text", &longer, &quote], None);
+    let s = stdout(&o);
+    assert!(
+        s.starts_with("near-duplicates  (stage containment: a quote: the shorter text lies verbatim inside the other once 5 characters at one edge are left out, share 0.833)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("  quote:   without 5 characters at one edge (an attribution) it occurs verbatim: share 0.833 (at most 0.2 of it left out)"),
+        "{s}"
+    );
     let o = run(&["compare", "--text", &long, &long.to_uppercase()], None);
     assert!(
         stdout(&o).starts_with("near-duplicates  (stage exact"),

@@ -433,6 +433,11 @@ pub struct Explanation {
     /// inside the longer ([`crate::detect::alignment::contained_similarity`]), when both are
     /// within the short path's reach and containment is on.
     pub short_containment: Option<f64>,
+    /// The short path's quotes, when the shorter text does not align whole at the containment
+    /// threshold: the share of it that occurs verbatim in the longer once `k` characters at
+    /// its beginning or end (at most its `edge`; an attribution) are left out, and `k`
+    /// ([`crate::shorttext::ContainmentOptions::edge`]).
+    pub short_quote: Option<(f64, usize)>,
     /// Estimated Jaccard of the MinHash signatures (when both take the long path), and the
     /// threshold it is compared with.
     pub minhash_similarity: Option<f64>,
@@ -490,16 +495,33 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         }
         _ => (None, None),
     };
-    let short_containment = match (&sa.short, &sb.short, &opts.short.containment) {
-        (Some(x), Some(y), Some(_)) if x.han == y.han => {
+    let (short_containment, short_quote) = match (&sa.short, &sb.short, &opts.short.containment) {
+        (Some(x), Some(y), Some(c)) if x.han == y.han => {
             let (short, long) = if x.chars <= y.chars {
                 (&x.text, &y.text)
             } else {
                 (&y.text, &x.text)
             };
-            Some(crate::detect::alignment::contained_similarity(short, long))
+            let whole = crate::detect::alignment::contained_similarity(short, long);
+            let quote = (whole < c.threshold)
+                .then(|| {
+                    let s: Vec<char> = short.chars().collect();
+                    let l: Vec<char> = long.chars().collect();
+                    let edge = (c.edge * s.len() as f64).floor() as usize;
+                    let scratch = &mut crate::detect::alignment::Scratch::default();
+                    crate::detect::alignment::contained_with_edge_at_least(
+                        &s,
+                        &l,
+                        None,
+                        edge,
+                        c.threshold,
+                        scratch,
+                    )
+                })
+                .flatten();
+            (Some(whole), quote)
         }
-        _ => None,
+        _ => (None, None),
     };
     let minhash_similarity = match (&sa.minhash, &sb.minhash) {
         (Some(x), Some(y)) => Some(crate::minhash::jaccard_estimate_bits(
@@ -518,6 +540,7 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         short_similarity,
         same_numbers,
         short_containment,
+        short_quote,
         minhash_similarity,
         thresholds: (opts.short.threshold, opts.minhash.lsh.threshold),
         verdict,
