@@ -504,20 +504,7 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
             };
             let whole = crate::detect::alignment::contained_similarity(short, long);
             let quote = (whole < c.threshold)
-                .then(|| {
-                    let s: Vec<char> = short.chars().collect();
-                    let l: Vec<char> = long.chars().collect();
-                    let edge = (c.edge * s.len() as f64).floor() as usize;
-                    let scratch = &mut crate::detect::alignment::Scratch::default();
-                    crate::detect::alignment::contained_with_edge_at_least(
-                        &s,
-                        &l,
-                        None,
-                        edge,
-                        c.threshold,
-                        scratch,
-                    )
-                })
+                .then(|| crate::shorttext::contained_with_edge(c, short, long))
                 .flatten();
             (Some(whole), quote)
         }

@@ -254,6 +254,17 @@ pub fn containment(
     if numbers_must_match && !numbers_contained(short, long) {
         return None;
     }
+    contained_with_edge(opts, short, long).map(|(score, _)| score)
+}
+
+/// Whether `short` lies inside `long` under `opts` — aligned whole at `opts.threshold`, or
+/// verbatim once up to `opts.edge` of it at one edge is left out (a quote) — with the score
+/// and the characters left out (0 when it aligns whole); `None` otherwise.
+pub fn contained_with_edge(
+    opts: &ContainmentOptions,
+    short: &str,
+    long: &str,
+) -> Option<(f64, usize)> {
     let s: Vec<char> = short.chars().collect();
     let l: Vec<char> = long.chars().collect();
     let edge = (opts.edge * s.len() as f64).floor() as usize;
@@ -266,7 +277,6 @@ pub fn containment(
         opts.threshold,
         scratch,
     )
-    .map(|(score, _)| score)
 }
 
 /// A short document's sketch: its confirmation text and LSH band keys.
