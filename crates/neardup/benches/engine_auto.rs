@@ -15,8 +15,9 @@
 //! ```
 //!
 //! With `NEARDUP_BENCH_SEGMENTS=s` the preload's timestamps span `s` time segments (default
-//! 1), as a service's window does; maintenance then freezes the band tables of the past ones,
-//! after the preload and after the restart (timed and printed apart).
+//! 1), as a service's window does. Maintenance freezes every segment's band tables (the
+//! current one's again once an eighth of its documents came since), after the preload and
+//! after the restart (timed and printed apart).
 //!
 //! The short documents recombine spans of a small pool (~1.8 k texts of `zh_fortunes`), so past
 //! a million documents each new one shares spans with thousands of stored ones: the long path
@@ -111,7 +112,7 @@ fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
         .unwrap_or_default()
 }
 
-/// Runs maintenance (which freezes the band tables of past segments) and prints its time and
+/// Runs maintenance (which freezes the segments' band tables) and prints its time and
 /// the engine's memory; returns the segments frozen.
 fn freeze(engine: &Engine, when: &str) -> u64 {
     let before = engine.stats();
@@ -231,7 +232,7 @@ fn bench(c: &mut Criterion) {
         engine.stats().documents
     );
     assert_eq!(engine.stats().documents as usize, uniques);
-    // A restart builds past segments' band tables frozen: maintenance finds nothing to do.
+    // A restart builds every segment's band tables frozen: maintenance finds nothing to do.
     let before = engine.stats().index_bytes;
     freeze(&engine, "after the restart");
     assert!(

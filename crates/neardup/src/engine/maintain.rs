@@ -230,22 +230,24 @@ pub(super) fn merge_runs(sh: &Shared) -> Result<()> {
     Ok(())
 }
 
-/// Freezes the band tables of the segments whose time has passed (`auto` detector; see
-/// `sketch/band_table.rs`: about 5 bytes a slot and band instead of 16), a segment at a time:
+/// Freezes the band tables of every segment, the current one included (`auto` detector; see
+/// `sketch/band_table.rs`: about 5 bytes a slot and band instead of 16, and a lookup reads a
+/// group of entries in one place instead of a chain of slots), a segment at a time:
 /// the tables are shared under a short read lock, frozen outside the locks, and swapped in
 /// under the write lock; documents the segment takes meanwhile are kept aside (searched all
 /// the same) and put into the new tables then, so that no insert copies a shared table. The
 /// replaced tables are freed after the lock. A segment is frozen again once an eighth of its
-/// documents came after its last freeze.
+/// documents came after its last freeze (the current one as it grows; a past one, which takes
+/// no more documents, once).
 pub(super) fn freeze_tables(sh: &Shared) {
     let current = sh.segment_of(sh.now());
-    let past: Vec<i64> = sh
+    let segments: Vec<i64> = sh
         .read()
         .segments
-        .range(..current)
+        .range(..=current)
         .map(|(&s, _)| s)
         .collect();
-    for sid in past {
+    for sid in segments {
         let shared = sh
             .read()
             .segments

@@ -345,7 +345,7 @@ impl Engine {
                 &dir,
                 recovered,
                 horizon,
-                (segment_ms, now.div_euclid(segment_ms)),
+                segment_ms,
                 &head_layout,
                 &|| a.make(),
             )?,

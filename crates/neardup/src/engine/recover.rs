@@ -238,7 +238,7 @@ pub(super) fn recover_sketches(
     dir: &Path,
     recovered: Recovered,
     horizon: Horizon,
-    (segment_ms, current): (i64, i64),
+    segment_ms: i64,
     head_layout: &Layout,
     make: &dyn Fn() -> AutoDetector,
 ) -> Result<(Inner, u64)> {
@@ -293,9 +293,10 @@ pub(super) fn recover_sketches(
             observe(&mut inner, *segment, &keys, false);
         }
         // Each segment's tables sized once for what it will hold, rather than grown entry by
-        // entry (a restart's largest cost after the inserts themselves). A past segment's band
+        // entry (a restart's largest cost after the inserts themselves). A segment's band
         // tables only collect its documents' keys and are built at the end, frozen: a sort
-        // rather than a hash insert per band and document.
+        // rather than a hash insert per band and document (the current segment's too:
+        // maintenance keeps it frozen as it grows).
         let live = Horizon { floor, ..horizon };
         let mut counts: std::collections::BTreeMap<i64, (usize, usize)> = Default::default();
         for (_, ts, _, blob) in entries.iter().filter(|e| live.live(e.1)) {
@@ -306,7 +307,7 @@ pub(super) fn recover_sketches(
         // The id map sized once for every live entry, rather than doubled as it fills.
         inner.ids = IdMap::with_capacity(counts.values().map(|c| c.0).sum());
         for (segment, sizes) in counts {
-            inner.reserve_sketches(segment, sizes, segment < current, head_layout, make);
+            inner.reserve_sketches(segment, sizes, head_layout, make);
         }
         // Entries are decoded (band keys included) a chunk ahead on the other threads while
         // this one inserts the chunk before, in order: the inserts are sequential, the

@@ -200,13 +200,12 @@ impl Inner {
     }
 
     /// Makes room in segment `segment`'s sketch index (made by `make` if it has none) for
-    /// `documents` more documents, `long` of them with a MinHash sketch; with `defer`, its band
-    /// tables are built at once by [`Inner::finish_deferred`] ([`SketchIndex::reserve`]).
+    /// `documents` more documents, `long` of them with a MinHash sketch; its band tables are
+    /// built at once by [`Inner::finish_deferred`] ([`SketchIndex::reserve`]).
     pub(super) fn reserve_sketches(
         &mut self,
         segment: i64,
         (documents, long): (usize, usize),
-        defer: bool,
         head_layout: &Layout,
         make: &dyn Fn() -> AutoDetector,
     ) {
@@ -215,7 +214,7 @@ impl Inner {
             .or_insert_with(|| Segment::new(head_layout))
             .sketches
             .get_or_insert_with(|| SketchIndex::new(make()))
-            .reserve(documents, long, defer);
+            .reserve(documents, long, true);
     }
 
     /// Builds every segment's deferred band tables ([`Inner::reserve_sketches`]).

@@ -320,8 +320,8 @@ pub struct EngineStats {
     pub expired: u64,
     /// Index merges since open.
     pub merges: u64,
-    /// Band tables of past segments frozen since open (`auto` detector: a segment's tables
-    /// in about 5 bytes a document and band instead of 16).
+    /// Segments' band tables frozen since open (`auto` detector: a segment's tables in about
+    /// 5 bytes a document and band instead of 16; the current segment's again as it grows).
     pub freezes: u64,
     /// Snapshots written since open.
     pub snapshots: u64,

@@ -272,7 +272,20 @@ impl BandTable {
 
     /// The heads array a quarter larger, every head placed again from its tag.
     fn grow(&mut self) {
-        self.rehash((self.heads.len() + self.heads.len() / 4).max(MIN_CAPACITY));
+        // The first insert after a freeze sizes the growing part for an eighth of the frozen
+        // slots (when the table is frozen again), so that the inserts until then do not
+        // rehash every quarter (each a pause of every band at once); a table that takes no
+        // more inserts (a past segment) never allocates it.
+        let after_freeze = match &self.frozen {
+            Some(f) if self.heads.is_empty() => f.entries.len() / 8 * 5 / 3,
+            _ => 0,
+        };
+        self.rehash(
+            (self.heads.len() + self.heads.len() / 4)
+                .max(MIN_CAPACITY)
+                .max(after_freeze),
+        );
+        self.next.reserve(after_freeze * 3 / 5);
     }
 
     /// The heads array at `cap` entries, every head placed again from its tag.
@@ -451,6 +464,33 @@ mod tests {
             }
         }
         assert!(others < 30, "{others} slots of other tags");
+    }
+
+    /// After a freeze the first insert sizes the growing part for an eighth of the frozen
+    /// slots, so that the inserts until the next freeze (the current segment's) never rehash;
+    /// a frozen table that takes no insert allocates none.
+    #[test]
+    fn inserts_after_a_freeze_do_not_rehash_until_the_next() {
+        let key = |i: u64| crate::hash::xxh3_seeded(&i.to_le_bytes(), 7);
+        let n = MIN_FROZEN as u64;
+        let mut table = BandTable::default();
+        for i in 0..n {
+            table.insert(key(i), i as u32);
+        }
+        let mut frozen = table.frozen();
+        assert!(frozen.heads.is_empty(), "a frozen table holds no growing part");
+        frozen.insert(key(n), n as u32);
+        let cap = frozen.heads.len();
+        assert!(cap >= MIN_FROZEN / 8, "{cap}");
+        for i in n + 1..n + n / 8 {
+            frozen.insert(key(i), i as u32);
+        }
+        assert_eq!(frozen.heads.len(), cap, "no rehash before an eighth more");
+        for i in (0..n + n / 8).step_by(13) {
+            let mut got = Vec::new();
+            frozen.for_each(key(i), |s| got.push(s));
+            assert!(got.contains(&(i as u32)), "slot {i} lost");
+        }
     }
 
     /// Growing keeps every chain: many distinct uniform tags, far past several growths.

@@ -141,7 +141,7 @@ pub struct MinHashLsh {
     freezing: Arc<()>,
     /// Slots inserted meanwhile, with their band keys: searched beside the tables and put
     /// into them once the frozen ones are in place, so that an insert never copies a shared
-    /// table (a past segment's, tens of megabytes a band).
+    /// table (a segment's, tens of megabytes a band).
     late: Vec<(u32, Box<[u64]>)>,
     /// Whether its tables may be frozen, which keeps fewer bits of each tag (set off by
     /// [`MinHashLsh::whole_tags`]).

@@ -166,7 +166,7 @@ impl SketchIndex {
     }
 
     /// Makes room for `documents` more documents, `long` of them with a MinHash sketch. With
-    /// `defer` (a restart loading a past segment) the band tables only collect the documents'
+    /// `defer` (a restart loading a segment) the band tables only collect the documents'
     /// keys until [`SketchIndex::finish_deferred`] builds them at once; nothing may be searched
     /// in between.
     pub(super) fn reserve(&mut self, documents: usize, long: usize, defer: bool) {
