@@ -478,7 +478,10 @@ mod tests {
             table.insert(key(i), i as u32);
         }
         let mut frozen = table.frozen();
-        assert!(frozen.heads.is_empty(), "a frozen table holds no growing part");
+        assert!(
+            frozen.heads.is_empty(),
+            "a frozen table holds no growing part"
+        );
         frozen.insert(key(n), n as u32);
         let cap = frozen.heads.len();
         assert!(cap >= MIN_FROZEN / 8, "{cap}");
