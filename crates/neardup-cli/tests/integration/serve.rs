@@ -163,16 +163,7 @@ fn serve_defaults_restart_and_config() {
     let _ = stop_cleanly(s);
 
     // `neardup serve ARGS` in the test directory must fail; its stderr.
-    let refused = |args: &[&str]| {
-        let out = Command::new(bin())
-            .arg("serve")
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "serve {args:?} started");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
+    let refused = |args: &[&str]| refused_start(dir.path(), args);
     // Another configuration is refused with a clear message.
     let err = refused(&["--addr", "127.0.0.1:0", "--method", "simhash"]);
     assert!(
@@ -453,88 +444,70 @@ fn two_services_on_one_redis_answer_what_dedup_answers() {
     assert_eq!(got, want);
 }
 
-/// Regression (found by hand): a data directory written before Traditional characters were
-/// folded was refused naming the setting but not the flag that serves it.
-#[test]
-fn directory_written_before_traditional_folding_names_keep_traditional() {
-    let dir = tempfile::tempdir().unwrap();
-    let kept_args = [
-        "--addr",
-        "127.0.0.1:0",
-        "--data-dir",
-        "d",
-        "--keep-traditional",
-    ];
-    let _ = stop_cleanly(start(dir.path(), &kept_args, &[]));
+/// `neardup serve ARGS` in `dir` must fail without starting; its stderr.
+fn refused_start(dir: &std::path::Path, args: &[&str]) -> String {
     let out = Command::new(bin())
-        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir", "d"])
-        .current_dir(dir.path())
+        .arg("serve")
+        .args(args)
+        .current_dir(dir)
         .output()
         .unwrap();
-    assert!(!out.status.success(), "serve started");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("fingerprint.config.normalize.fold_traditional: stored false, requested true")
-            && err.contains("serve it with --keep-traditional"),
-        "{err}"
-    );
-    // With the flag it opens, and serves.
-    let s = start(dir.path(), &kept_args, &[]);
+    assert!(!out.status.success(), "serve {args:?} started");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A data directory written with `flag` (restoring an old setting) is refused without it,
+/// with a message holding `difference` and naming the flag, and opens and serves with it.
+fn written_with_flag_is_refused_naming_it(flag: &[&str], difference: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let with: Vec<&str> = ["--addr", "127.0.0.1:0", "--data-dir", "d"]
+        .into_iter()
+        .chain(flag.iter().copied())
+        .collect();
+    let _ = stop_cleanly(start(dir.path(), &with, &[]));
+    let err = refused_start(dir.path(), &["--addr", "127.0.0.1:0", "--data-dir", "d"]);
+    let hint = format!("serve it with {}", flag.join(" "));
+    assert!(err.contains(difference) && err.contains(&hint), "{err}");
+    let s = start(dir.path(), &with, &[]);
     assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
     let _ = stop_cleanly(s);
 }
 
+/// Regression (found by hand): a data directory written before Traditional characters were
+/// folded was refused naming the setting but not the flag that serves it.
+#[test]
+fn directory_written_before_traditional_folding_names_keep_traditional() {
+    written_with_flag_is_refused_naming_it(
+        &["--keep-traditional"],
+        "fingerprint.config.normalize.fold_traditional: stored false, requested true",
+    );
+}
+
 /// A data directory written before quotes were matched (no quote edge recorded) is refused
-/// naming the setting and the flag that serves it, and opens with that flag.
+/// naming the setting and the flag that serves it, and opens with that flag; a share out of
+/// range, and quotes for simhash, are refused before anything is written.
 #[test]
 fn directory_written_before_quotes_names_quote_edge() {
+    written_with_flag_is_refused_naming_it(
+        &["--quote-edge", "0"],
+        "detector.short.containment.edge: stored 0.0, requested 0.2",
+    );
     let dir = tempfile::tempdir().unwrap();
-    let off = [
-        "--addr",
-        "127.0.0.1:0",
-        "--data-dir",
-        "d",
-        "--quote-edge",
-        "0",
-    ];
-    let _ = stop_cleanly(start(dir.path(), &off, &[]));
-    let out = Command::new(bin())
-        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir", "d"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success(), "serve started");
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("detector.short.containment.edge: stored 0.0, requested 0.2")
-            && err.contains("serve it with --quote-edge 0"),
-        "{err}"
+        refused_start(dir.path(), &["--data-dir", "e", "--quote-edge", "0.9"])
+            .contains("use a share in [0, 0.5]")
     );
-    let s = start(dir.path(), &off, &[]);
-    assert_eq!(http(&s.addr, "GET", "/healthz", "", None).0, 200);
-    let _ = stop_cleanly(s);
-    // A share out of range, and quotes for simhash, are refused before starting.
-    let refused = |args: &[&str]| {
-        let out = Command::new(bin())
-            .arg("serve")
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "serve {args:?} started");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
-    assert!(
-        refused(&["--data-dir", "e", "--quote-edge", "0.9"]).contains("use a share in [0, 0.5]")
-    );
-    assert!(refused(&[
-        "--data-dir",
-        "e",
-        "--method",
-        "simhash",
-        "--quote-edge",
-        "0.1"
-    ])
+    assert!(refused_start(
+        dir.path(),
+        &[
+            "--data-dir",
+            "e",
+            "--method",
+            "simhash",
+            "--quote-edge",
+            "0.1"
+        ]
+    )
     .contains("no short-text path"));
     assert!(
         !dir.path().join("e").exists(),

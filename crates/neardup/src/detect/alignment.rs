@@ -82,7 +82,7 @@ pub(crate) fn contained_at_least(
 }
 
 /// The most edits a score of `min` allows a text of `n` characters.
-fn budget(n: usize, min: f64) -> usize {
+pub(crate) fn budget(n: usize, min: f64) -> usize {
     ((1.0 - min) * n as f64 + 1e-9).floor().max(0.0) as usize
 }
 

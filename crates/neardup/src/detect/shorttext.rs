@@ -161,6 +161,13 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+impl ContainmentOptions {
+    /// The most characters a shorter text of `chars` may leave out at one edge (`edge`).
+    pub fn edge_chars(&self, chars: usize) -> usize {
+        (self.edge * chars as f64).floor() as usize
+    }
+}
+
 impl Default for ContainmentOptions {
     fn default() -> Self {
         ContainmentOptions {
@@ -267,7 +274,7 @@ pub fn contained_with_edge(
 ) -> Option<(f64, usize)> {
     let s: Vec<char> = short.chars().collect();
     let l: Vec<char> = long.chars().collect();
-    let edge = (opts.edge * s.len() as f64).floor() as usize;
+    let edge = opts.edge_chars(s.len());
     let scratch = &mut crate::detect::alignment::Scratch::default();
     crate::detect::alignment::contained_with_edge_at_least(
         &s,

@@ -189,11 +189,9 @@ impl<'a> Query<'a> {
         }
         // The alignment's first bound (characters without a partner), by buckets; with an
         // edge, the largest trim's (see `contained_with_edge_at_least`).
-        let edge = |chars: usize| (opts.edge * chars as f64).floor() as usize;
+        let edge = |chars: usize| opts.edge_chars(chars);
         let budget = |chars: usize| {
-            let whole = ((1.0 - opts.threshold) * chars as f64 + 1e-9)
-                .floor()
-                .max(0.0) as usize;
+            let whole = alignment::budget(chars, opts.threshold);
             whole.max(edge(chars).min(chars.saturating_sub(1)))
         };
         if mine_inside && self.absent_from(other) > budget(self.chars.len()) {
