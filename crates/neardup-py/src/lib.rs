@@ -3,6 +3,7 @@
 //! rule ([`neardup::dedup`]), the engine — and every call that works releases the GIL.
 
 mod arrays;
+mod components;
 mod decision;
 mod dedup;
 mod deduper;
@@ -33,6 +34,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engine::Engine>()?;
     m.add_function(wrap_pyfunction!(fingerprinter::hamming, m)?)?;
     m.add_function(wrap_pyfunction!(dedup::dedup_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(components::components, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -2,7 +2,9 @@
 //! (the long path of `auto` and `--method minhash`), in bulk as numpy arrays — the calls a
 //! distributed job makes per batch of texts.
 
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyDict;
@@ -19,6 +21,26 @@ use crate::threads;
 
 /// Signatures, band keys and validity of a batch, row after row.
 type Flat = (Vec<u32>, Vec<u64>, Vec<bool>);
+
+/// What :meth:`MinHash.sketch` returns: signatures, band keys, validity.
+type Sketches<'py> = (Array2<'py, u32>, Array2<'py, u64>, Array1<'py, bool>);
+
+/// What :meth:`MinHash.bucket_pairs` returns: the pairs' two rows, similarity, confirmation
+/// and bucket size.
+type BucketPairs<'py> = (
+    Array1<'py, u32>,
+    Array1<'py, u32>,
+    Array1<'py, f64>,
+    Array1<'py, bool>,
+    Array1<'py, u32>,
+);
+
+/// Offsets of texts in a UTF-8 buffer, as Arrow's `string` (32-bit) or `large_string` (64-bit).
+#[derive(FromPyObject)]
+enum Offsets<'py> {
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
+}
 
 /// The MinHash detector's sketches and confirmation: ``threshold`` (Jaccard, default 0.6 as
 /// ``neardup dedup``), ``num_perm`` (128), ``shingles`` (``auto``, ``chars``, ``words``),
@@ -115,39 +137,49 @@ impl MinHash {
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
         threads: usize,
-    ) -> PyResult<(Array2<'py, u32>, Array2<'py, u64>, Array1<'py, bool>)> {
-        let n = texts.len();
-        let p = self.det.hasher().num_perm();
-        let (b, _) = self.det.params();
-        let det = &self.det;
-        let r: Result<Flat, (usize, neardup::Error)> = threads::run(py, threads, || {
-            let sketches: Vec<_> = texts.par_iter().map(|t| det.sketch(t)).collect();
-            let mut sigs = Vec::with_capacity(n * p);
-            let mut keys = Vec::with_capacity(n * b);
-            let mut valid = Vec::with_capacity(n);
-            for (i, s) in sketches.into_iter().enumerate() {
-                match s {
-                    Ok(s) => {
-                        sigs.extend_from_slice(&s.signature);
-                        keys.extend_from_slice(&s.keys);
-                        valid.push(true);
-                    }
-                    Err(neardup::Error::EmptyDocument { .. }) => {
-                        sigs.resize(sigs.len() + p, 0);
-                        keys.resize(keys.len() + b, 0);
-                        valid.push(false);
-                    }
-                    Err(e) => return Err((i, e)),
-                }
+    ) -> PyResult<Sketches<'py>> {
+        let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        self.sketch_all(py, &texts, threads)
+    }
+
+    /// :meth:`sketch` of texts laid out as Arrow's ``string`` / ``large_string`` arrays are:
+    /// ``data`` (a ``numpy.uint8`` array) holds them one after the other in UTF-8, text ``i``
+    /// is ``data[offsets[i]:offsets[i + 1]]`` (``offsets``: ``n + 1`` ``numpy.int32`` or
+    /// ``numpy.int64`` values, ascending). Nothing is copied into Python strings, so a batch
+    /// read as Arrow (``np.frombuffer(array.buffers()[2], np.uint8)``) is sketched where it
+    /// lies. ``ValueError`` names the first text whose offsets are out of order or out of
+    /// ``data``, or whose bytes are not UTF-8.
+    #[pyo3(signature = (data, offsets, *, threads = 0))]
+    fn sketch_utf8<'py>(
+        &self,
+        py: Python<'py>,
+        data: PyReadonlyArray1<'py, u8>,
+        offsets: Offsets<'py>,
+        threads: usize,
+    ) -> PyResult<Sketches<'py>> {
+        let data = data.as_slice()?;
+        let bounds: Vec<i64> = match &offsets {
+            Offsets::I32(o) => o.as_array().iter().map(|&x| i64::from(x)).collect(),
+            Offsets::I64(o) => o.as_array().iter().copied().collect(),
+        };
+        let mut texts = Vec::with_capacity(bounds.len().saturating_sub(1));
+        for (i, w) in bounds.windows(2).enumerate() {
+            let (a, b) = (w[0], w[1]);
+            if a < 0 || b < a || b as u64 > data.len() as u64 {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "text {i}: offsets {a}..{b} are not a range inside data ({} bytes); pass \
+                     n + 1 ascending offsets into data",
+                    data.len()
+                )));
             }
-            Ok((sigs, keys, valid))
-        })?;
-        let (sigs, keys, valid) = r.map_err(|(i, e)| at(i, e))?;
-        Ok((
-            PyArray1::from_vec(py, sigs).reshape([n, p])?,
-            PyArray1::from_vec(py, keys).reshape([n, b])?,
-            PyArray1::from_vec(py, valid),
-        ))
+            let t = std::str::from_utf8(&data[a as usize..b as usize]).map_err(|e| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "text {i}: not UTF-8 ({e}); neardup reads UTF-8 text"
+                ))
+            })?;
+            texts.push(t);
+        }
+        self.sketch_all(py, &texts, threads)
     }
 
     /// The band keys of signatures (an ``(n, num_perm)`` ``uint32`` array) as an
@@ -200,6 +232,109 @@ impl MinHash {
         Ok((PyArray1::from_vec(py, sims), PyArray1::from_vec(py, dups)))
     }
 
+    /// The candidate pairs of LSH buckets, each found once and confirmed as :meth:`verify`
+    /// confirms — the work of a partition of a distributed job that groups nodes by band key.
+    /// Row ``i`` is one node's entry in one bucket: its band ``bands[i]`` (``int32``), its key
+    /// in that band ``keys[i]`` (``int64``, the band key's bits), its rank ``ranks[i]``
+    /// (``int64``) in the document order (a node's rows share its rank) and its signature
+    /// ``signatures[i]``. Every two nodes of a bucket (rows of one band and key) are a
+    /// candidate pair, reported only from the lowest band in which their keys agree (computed
+    /// from their signatures), so a pair that shares several buckets is reported once however
+    /// the buckets are spread over partitions.
+    ///
+    /// Returns ``(first, second, similarity, duplicate, bucket)``: the rows of the earlier
+    /// and the later node (``numpy.uint32``), the estimated Jaccard similarity, whether it
+    /// reaches the threshold, and the size of the bucket the pair was found in.
+    /// ``ValueError`` when the arrays differ in length or a band is out of range.
+    fn bucket_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        bands: PyReadonlyArray1<'py, i32>,
+        keys: PyReadonlyArray1<'py, i64>,
+        ranks: PyReadonlyArray1<'py, i64>,
+        signatures: PyReadonlyArray2<'py, u32>,
+    ) -> PyResult<BucketPairs<'py>> {
+        let sigs = self.rows(&signatures, "signatures")?;
+        let p = self.num_perm();
+        let (b, _) = self.det.params();
+        let n = sigs.len() / p.max(1);
+        let bands = bands.as_array().to_vec();
+        let keys = keys.as_array().to_vec();
+        let ranks = ranks.as_array().to_vec();
+        if bands.len() != n || keys.len() != n || ranks.len() != n {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{n} signatures, {} bands, {} keys and {} ranks; pass one of each a row",
+                bands.len(),
+                keys.len(),
+                ranks.len()
+            )));
+        }
+        if let Some(i) = bands.iter().position(|&x| x < 0 || x as usize >= b) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "row {i}: band {} is not one of this MinHash's 0 … {}",
+                bands[i],
+                b - 1
+            )));
+        }
+        let det = &self.det;
+        let found = py.allow_threads(|| {
+            let row_keys: Vec<u64> = sigs
+                .chunks_exact(p)
+                .flat_map(|s| det.band_keys(s))
+                .collect();
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_unstable_by_key(|&i| {
+                (bands[i as usize], keys[i as usize], ranks[i as usize])
+            });
+            let same_bucket = |x: u32, y: u32| {
+                bands[x as usize] == bands[y as usize] && keys[x as usize] == keys[y as usize]
+            };
+            let mut found = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let mut start = 0;
+            while start < n {
+                let mut end = start + 1;
+                while end < n && same_bucket(order[start], order[end]) {
+                    end += 1;
+                }
+                let bucket = &order[start..end];
+                for (at, &x) in bucket.iter().enumerate() {
+                    let (x, band) = (x as usize, bands[x as usize] as usize);
+                    for &y in &bucket[at + 1..] {
+                        let y = y as usize;
+                        if ranks[x] == ranks[y] {
+                            continue; // one node's rows
+                        }
+                        let (kx, ky) = (
+                            &row_keys[x * b..x * b + band],
+                            &row_keys[y * b..y * b + band],
+                        );
+                        if kx.iter().zip(ky).any(|(u, v)| u == v) {
+                            continue; // reported from a lower band
+                        }
+                        let (sim, dup) = det.confirm_signatures(
+                            &sigs[x * p..(x + 1) * p],
+                            &sigs[y * p..(y + 1) * p],
+                        );
+                        found.0.push(x as u32);
+                        found.1.push(y as u32);
+                        found.2.push(sim);
+                        found.3.push(dup);
+                        found.4.push(bucket.len() as u32);
+                    }
+                }
+                start = end;
+            }
+            found
+        });
+        Ok((
+            PyArray1::from_vec(py, found.0),
+            PyArray1::from_vec(py, found.1),
+            PyArray1::from_vec(py, found.2),
+            PyArray1::from_vec(py, found.3),
+            PyArray1::from_vec(py, found.4),
+        ))
+    }
+
     fn __repr__(&self) -> String {
         let (b, r) = self.det.params();
         format!(
@@ -211,6 +346,47 @@ impl MinHash {
 }
 
 impl MinHash {
+    /// Signatures, band keys and validity of `texts`, sketched on `threads` workers.
+    fn sketch_all<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &[&str],
+        threads: usize,
+    ) -> PyResult<Sketches<'py>> {
+        let n = texts.len();
+        let p = self.det.hasher().num_perm();
+        let (b, _) = self.det.params();
+        let det = &self.det;
+        let r: Result<Flat, (usize, neardup::Error)> = threads::run(py, threads, || {
+            let sketches: Vec<_> = texts.par_iter().map(|t| det.sketch(t)).collect();
+            let mut sigs = Vec::with_capacity(n * p);
+            let mut keys = Vec::with_capacity(n * b);
+            let mut valid = Vec::with_capacity(n);
+            for (i, s) in sketches.into_iter().enumerate() {
+                match s {
+                    Ok(s) => {
+                        sigs.extend_from_slice(&s.signature);
+                        keys.extend_from_slice(&s.keys);
+                        valid.push(true);
+                    }
+                    Err(neardup::Error::EmptyDocument { .. }) => {
+                        sigs.resize(sigs.len() + p, 0);
+                        keys.resize(keys.len() + b, 0);
+                        valid.push(false);
+                    }
+                    Err(e) => return Err((i, e)),
+                }
+            }
+            Ok((sigs, keys, valid))
+        })?;
+        let (sigs, keys, valid) = r.map_err(|(i, e)| at(i, e))?;
+        Ok((
+            PyArray1::from_vec(py, sigs).reshape([n, p])?,
+            PyArray1::from_vec(py, keys).reshape([n, b])?,
+            PyArray1::from_vec(py, valid),
+        ))
+    }
+
     /// The rows of a 2-D signature array, contiguous, after checking its width.
     fn rows(&self, a: &PyReadonlyArray2<'_, u32>, name: &str) -> PyResult<Vec<u32>> {
         let p = self.num_perm();

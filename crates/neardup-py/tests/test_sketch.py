@@ -106,6 +106,101 @@ def test_minhash_arrays_bands_and_confirmation(corpus):
     assert not d2[0] and s2[0] < 0.6
 
 
+def _utf8_layout(texts, offset_type):
+    """Texts as Arrow lays out a string array: UTF-8 bytes one after the other, n + 1 offsets."""
+    raw = [t.encode("utf-8") for t in texts]
+    offsets = np.zeros(len(raw) + 1, dtype=offset_type)
+    offsets[1:] = np.cumsum([len(r) for r in raw])
+    return np.frombuffer(b"".join(raw), dtype=np.uint8), offsets
+
+
+@pytest.mark.parametrize("offset_type", [np.int32, np.int64])
+def test_minhash_sketch_utf8_equals_sketch(corpus, offset_type):
+    texts = [d["text"] for d in corpus] + ["", "青山依旧在，几度夕阳红。"]
+    mh = neardup.MinHash()
+    data, offsets = _utf8_layout(texts, offset_type)
+    got = mh.sketch_utf8(data, offsets, threads=2)
+    want = mh.sketch(texts, threads=2)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and (g == w).all()
+    assert not got[2][-2]  # the empty text
+    # a slice of the buffers: texts 3..9
+    part = mh.sketch_utf8(data, offsets[3:10])
+    assert (part[0] == want[0][3:9]).all()
+    assert mh.sketch_utf8(data, offsets[:1])[0].shape == (0, mh.num_perm)
+
+
+def test_minhash_sketch_utf8_names_bad_offsets_and_bytes():
+    mh = neardup.MinHash()
+    data, offsets = _utf8_layout(["ab", "cd", "ef"], np.int64)
+    with pytest.raises(ValueError, match=r"text 1: offsets 2..9 are not a range inside data \(6 bytes\)"):
+        mh.sketch_utf8(data, np.array([0, 2, 9, 6], dtype=np.int64))
+    with pytest.raises(ValueError, match=r"text 0: offsets 4..2"):
+        mh.sketch_utf8(data, np.array([4, 2], dtype=np.int64))
+    bad = np.frombuffer("好".encode("utf-8")[:2] + b"xy", dtype=np.uint8)
+    with pytest.raises(ValueError, match=r"text 0: not UTF-8"):
+        mh.sketch_utf8(bad, np.array([0, 4], dtype=np.int32))
+
+
+def test_bucket_pairs_are_every_candidate_pair_once(corpus):
+    """Bucket rows spread over partitions at random: the pairs reported are exactly the pairs
+    sharing a band key (brute force), each once, confirmed as verify() confirms them."""
+    texts = [d["text"] for d in corpus]
+    texts += [t + " (copy)" for t in texts[::2]] + [t[: len(t) * 3 // 4] for t in texts[1::3]]
+    mh = neardup.MinHash()
+    sigs, keys, valid = mh.sketch(texts)
+    nodes = np.flatnonzero(valid)
+    bands = keys.shape[1]
+    want = {
+        (int(i), int(j))
+        for x, i in enumerate(nodes)
+        for j in nodes[x + 1 :]
+        if (keys[i] == keys[j]).any()
+    }
+    assert len(want) > 50
+    rows = [(int(i), band, int(keys[i, band])) for i in nodes for band in range(bands)]
+    rng = np.random.default_rng(3)
+    rng.shuffle(rows)
+    got = {}
+    for part in range(3):  # a bucket's rows all in one partition, as a shuffle by key puts them
+        mine = [r for r in rows if hash((r[1], r[2])) % 3 == part]
+        node = np.array([r[0] for r in mine], dtype=np.int64)
+        first, second, sim, dup, k = mh.bucket_pairs(
+            np.array([r[1] for r in mine], dtype=np.int32),
+            np.array([r[2] for r in mine], dtype=np.uint64).view(np.int64),
+            node * 7,  # any ranks in document order
+            sigs[node],
+        )
+        for f, s_, x, d, size in zip(first, second, sim, dup, k):
+            pair = (int(node[f]), int(node[s_]))
+            assert pair not in got, f"{pair} reported twice"
+            got[pair] = (float(x), bool(d))
+            assert size >= 2
+    assert set(got) == want
+    a = np.stack([sigs[i] for i, _ in sorted(got)])
+    b = np.stack([sigs[j] for _, j in sorted(got)])
+    sim, dup = mh.verify(a, b)
+    assert [got[p] for p in sorted(got)] == list(zip(sim.tolist(), dup.tolist()))
+    assert 0 < dup.sum() < len(dup)
+    with pytest.raises(ValueError, match=r"row 0: band 18 is not one of this MinHash's 0 … 17"):
+        mh.bucket_pairs(np.array([18], np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64), sigs[:1])
+    with pytest.raises(ValueError, match=r"1 signatures, 2 bands"):
+        mh.bucket_pairs(np.zeros(2, np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64), sigs[:1])
+
+
+def test_components_are_smallest_members():
+    a = np.array([3, 5, 4, 6], dtype=np.int64)
+    b = np.array([0, 3, 2, 6], dtype=np.int64)
+    roots = neardup.components(7, a, b)
+    assert roots.dtype == np.uint32
+    assert roots.tolist() == [0, 1, 2, 0, 2, 0, 6]
+    assert neardup.components(0, a[:0], b[:0]).tolist() == []
+    with pytest.raises(ValueError, match=r"edge 1 \(5, 3\) names a node outside 0 … 4"):
+        neardup.components(5, a, b)
+    with pytest.raises(ValueError, match="a has 4 edges and b has 3"):
+        neardup.components(7, a, b[:3])
+
+
 def test_minhash_bad_shapes_are_value_errors():
     mh = neardup.MinHash(num_perm=64)
     with pytest.raises(ValueError, match="num_perm = 64"):

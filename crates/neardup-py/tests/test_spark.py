@@ -155,15 +155,19 @@ def test_planted_set_is_hard(planted_docs, planted_cli):
     assert len(planted_docs) > 400
 
 
-@pytest.mark.parametrize("partitions", [1, 3, 7])
-def test_planted_equals_cli_whatever_the_partitioning(spark, planted_docs, planted_cli, partitions):
+@pytest.mark.parametrize("partitions, one_task", [(1, True), (3, True), (7, True), (3, False), (7, False)])
+def test_planted_equals_cli_whatever_the_partitioning(spark, planted_docs, planted_cli, partitions, one_task):
+    """The command's decisions with the components formed on one task (union-find) and by
+    the distributed large-star/small-star rounds alike."""
     df = _frame(spark, planted_docs, partitions)
     metrics: dict = {}
-    out = nspark.dedup(df, position_col="pos", metrics=metrics)
+    limit = {} if one_task else {"max_edges_on_one_task": 0}
+    out = nspark.dedup(df, position_col="pos", metrics=metrics, **limit)
     assert out.columns == ["pos", "id", "text", *nspark.OUTPUT_COLUMNS]
     assert_equals_cli(_by_position(out), planted_cli)
     assert metrics["documents"] == len(planted_docs)
-    assert metrics["confirmed_pairs"] > 0 and metrics["component_rounds"] >= 1
+    assert metrics["confirmed_pairs"] > 0
+    assert (metrics["component_rounds"] == 0) == one_task
     assert metrics["distinct_signatures"] < metrics["documents"] - metrics["empty"]
 
 
@@ -175,16 +179,17 @@ def test_keep_longest_equals_cli(spark, planted_docs, tmp_path, run_cli):
     assert any(r["keep"] and r["cluster"] != r["pos"] for r in rows)  # not always the first
 
 
-def test_ids_order_the_documents_without_position_col(spark, tmp_path, run_cli, sample):
-    """Without position_col the documents are taken in id order: the command on the input
-    sorted by id decides the same."""
+@pytest.mark.parametrize("limit", [{}, {"max_edges_on_one_task": 0}])
+def test_ids_order_the_documents_without_position_col(spark, tmp_path, run_cli, sample, limit):
+    """Without position_col the documents are taken in id order (strings, here, in the
+    components stage too): the command on the input sorted by id decides the same."""
     docs = sorted(sample + [dict(d, id=d["id"] + "-copy") for d in sample[::3]], key=lambda d: d["id"])
     cli = run_cli("dedup", *MINHASH, str(_write_jsonl(tmp_path / "s.jsonl", docs)))
     rng = random.Random(5)
     shuffled = list(docs)
     rng.shuffle(shuffled)
     df = spark.createDataFrame([(d["id"], d["text"]) for d in shuffled], "id string, text string").repartition(3)
-    out = nspark.dedup(df)
+    out = nspark.dedup(df, **limit)
     assert out.columns == ["id", "text", *nspark.OUTPUT_COLUMNS]
     rows = [r.asDict() for r in out.orderBy("id").collect()]
     ids = [d["id"] for d in docs]
@@ -271,6 +276,8 @@ def test_bad_options(spark):
         nspark.dedup(df, threshold=1.5)
     with pytest.raises(ValueError, match=r"keep='last'"):
         nspark.dedup(df, keep="last")
+    with pytest.raises(ValueError, match=r"max_edges_on_one_task=-1: pass a count of edges"):
+        nspark.dedup(df, max_edges_on_one_task=-1)
     with pytest.raises(ValueError, match=r"already has column\(s\) 'cluster'"):
         nspark.dedup(df.withColumn("cluster", F.lit(1)))
     with pytest.raises(ValueError, match=r"pass the result of neardup.spark.dedup"):

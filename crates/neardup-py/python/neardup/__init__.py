@@ -23,6 +23,7 @@ from ._neardup import (
     LeanIndex,
     Match,
     MinHash,
+    components,
     hamming,
 )
 from .client import Client
@@ -129,6 +130,7 @@ __all__ = [
     "MinHash",
     "NeardupError",
     "ServiceError",
+    "components",
     "dedup",
     "hamming",
     "minhash",

@@ -95,7 +95,23 @@ class MinHash:
     def sketch(
         self, texts: Sequence[str], *, threads: int = 0
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
+    def sketch_utf8(
+        self,
+        data: npt.NDArray[np.uint8],
+        offsets: Union[npt.NDArray[np.int32], npt.NDArray[np.int64]],
+        *,
+        threads: int = 0,
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
     def band_keys(self, signatures: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint64]: ...
+    def bucket_pairs(
+        self,
+        bands: npt.NDArray[np.int32],
+        keys: npt.NDArray[np.int64],
+        ranks: npt.NDArray[np.int64],
+        signatures: npt.NDArray[np.uint32],
+    ) -> tuple[
+        npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.uint32]
+    ]: ...
     def verify(
         self, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...
@@ -224,6 +240,7 @@ class Engine:
     def __exit__(self, *args: object) -> bool: ...
 
 def hamming(a: int, b: int) -> int: ...
+def components(n: int, a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]) -> npt.NDArray[np.uint32]: ...
 @overload
 def simhash(texts: str, *, threads: int = 0, **options: Any) -> int: ...
 @overload

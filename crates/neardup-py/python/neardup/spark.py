@@ -7,7 +7,8 @@ same evidence (``matched``, ``similarity``), the same kept document per cluster 
 
 Stages (each materialised once; ``metrics=`` receives their wall times and sizes):
 
-1. **sketch** — per Arrow batch (``mapInArrow``), :meth:`neardup.MinHash.sketch`: the
+1. **sketch** — per Arrow batch (``mapInArrow``), :meth:`neardup.MinHash.sketch_utf8` on the
+   texts where Arrow holds them: the
    signature (``num_perm`` entries of ``bits`` bits, kept as ``bits / 8 · num_perm`` bytes: 128
    by default), the LSH band keys and whether
    anything was left of the text after normalisation. Pure, so any executor and any
@@ -18,18 +19,22 @@ Stages (each materialised once; ``metrics=`` receives their wall times and sizes
    and any third document is a candidate of, and confirmed against, all of them or none.
    Collapsing them first keeps a bucket of many exact copies from producing pairs
    quadratically.
-3. **candidates** — the band keys of the nodes, exploded to ``(band, key, node)`` and grouped;
-   every two nodes sharing a key in the same band are a candidate pair, counted once however
-   many bands they share. (A bucket of ``k`` *distinct* signatures still yields ``k(k-1)/2``
-   pairs: confirmation is not transitive, so no pair of a bucket can be skipped without
-   changing the graph; ``metrics["largest_bucket"]`` reports the largest.)
-4. **verify** — each pair's two signatures side by side, per Arrow batch,
-   :meth:`neardup.MinHash.verify`: the detector's own confirmation (estimated Jaccard ≥
-   threshold). Confirmed pairs are the edges of the near-duplicate graph.
-5. **components** — connected components by alternating *large-star* and *small-star* rounds
-   (Kiveris et al., "Connected Components in MapReduce and Beyond", 2014), written with
-   DataFrame operations, until the edges form stars around each component's smallest node.
-6. **assemble** — cluster, kept document and evidence per row, joined back to the input.
+3. **candidates** — each node's row in every band, ``(band, key, node, signature)``,
+   partitioned by band key (one shuffle); in each partition,
+   :meth:`neardup.MinHash.bucket_pairs` pairs every two nodes of a bucket and confirms them
+   with the detector's own confirmation (estimated Jaccard ≥ threshold), reporting a pair only
+   from the lowest band its two nodes share, so each is counted and confirmed once however
+   many bands they share. Confirmed pairs are the edges of the near-duplicate graph. (A
+   bucket of ``k`` *distinct* signatures still yields ``k(k-1)/2`` pairs: confirmation is not
+   transitive, so no pair of a bucket can be skipped without changing the graph;
+   ``metrics["largest_bucket"]`` reports the largest bucket a pair was found in.) The
+   shuffle carries each distinct signature once a band (18 × 128 bytes by default).
+4. **components** — connected components: on one task, by union-find in memory
+   (:func:`neardup.components`), when at most ``max_edges_on_one_task`` pairs were confirmed
+   (10 million by default); else by alternating *large-star* and *small-star* rounds (Kiveris
+   et al., "Connected Components in MapReduce and Beyond", 2014), written with DataFrame
+   operations, until the edges form stars around each component's smallest node.
+5. **assemble** — cluster, kept document and evidence per row, joined back to the input.
 
 Order. The command decides documents in input order; here the order is ``position_col`` when
 given (unique, non-null), else ``id_col`` (then ids must be unique). The order must be data,
@@ -64,12 +69,13 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from . import MinHash
+from . import MinHash, components
 
 __all__ = ["dedup", "cluster_report", "OUTPUT_COLUMNS"]
 
@@ -79,6 +85,7 @@ OUTPUT_COLUMNS = ("duplicate_of", "cluster", "keep", "matched", "similarity", "e
 # Internal column names (never visible in the result).
 _POS, _ID, _TEXT = "__nd_pos", "__nd_id", "__nd_text"
 _SIG, _KEYS, _VALID, _CHARS, _REP = "__nd_sig", "__nd_keys", "__nd_valid", "__nd_chars", "__nd_rep"
+_NULL = "__nd_null"
 
 _ORDERABLE = (T.IntegralType, T.StringType, T.DecimalType, T.DateType, T.TimestampType)
 
@@ -127,9 +134,17 @@ def _check_columns(
     return id_type, pos_type
 
 
-def _check_rows(df: DataFrame, text_col: str, id_col: str, position_col: Optional[str]) -> int:
-    """One aggregation over the input: no null text, id or position, and unique positions.
-    Returns the number of rows."""
+def _null_texts(text_col: str, count: int) -> ValueError:
+    return ValueError(
+        f"text column {text_col!r} has {count} null value(s); fill them "
+        f"(F.coalesce(F.col({text_col!r}), F.lit(''))) or drop those rows"
+    )
+
+
+def _check_rows(df: DataFrame, id_col: str, position_col: Optional[str]) -> int:
+    """One aggregation over the input (its ids and positions: the texts are not read here; the
+    sketch stage counts their nulls): no null id or position, and unique positions. Returns
+    the number of rows."""
     pos = position_col or id_col
 
     def nulls(c: str) -> Column:
@@ -137,21 +152,14 @@ def _check_rows(df: DataFrame, text_col: str, id_col: str, position_col: Optiona
 
     per = df.groupBy(F.col(pos).alias(_POS)).agg(
         F.count(F.lit(1)).alias("n"),
-        nulls(text_col).alias("text_nulls"),
         nulls(id_col).alias("id_nulls"),
     )
     row = per.agg(
         F.coalesce(F.sum("n"), F.lit(0)).alias("rows"),
-        F.coalesce(F.sum("text_nulls"), F.lit(0)).alias("text_nulls"),
         F.coalesce(F.sum("id_nulls"), F.lit(0)).alias("id_nulls"),
         F.coalesce(F.sum(F.when(F.col(_POS).isNull(), F.col("n"))), F.lit(0)).alias("pos_nulls"),
         F.max(F.when(F.col(_POS).isNotNull() & (F.col("n") > 1), F.struct("n", _POS))).alias("dup"),
     ).collect()[0]
-    if row["text_nulls"]:
-        raise ValueError(
-            f"text column {text_col!r} has {row['text_nulls']} null value(s); fill them "
-            f"(F.coalesce(F.col({text_col!r}), F.lit(''))) or drop those rows"
-        )
     if row["id_nulls"]:
         raise ValueError(
             f"id column {id_col!r} has {row['id_nulls']} null value(s); every document needs an id: "
@@ -203,18 +211,37 @@ def _signature_rows(arr: pa.Array, num_perm: int, bits: int) -> np.ndarray:
     return data.view(_ENTRY_TYPES[entry]).reshape(n, num_perm).astype(np.uint32)
 
 
+def _utf8_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's UTF-8 bytes and its ``n + 1`` offsets into them, without a copy (as
+    :meth:`neardup.MinHash.sketch_utf8` takes them)."""
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        arr = arr.cast(pa.large_string())
+    large = pa.types.is_large_string(arr.type)
+    _, offsets_buf, data_buf = arr.buffers()[:3]
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64 if large else np.int32)
+    offsets = offsets[arr.offset : arr.offset + len(arr) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    return data, offsets
+
+
 def _sketch_partitions(options: Dict[str, Any], longest: bool):
     """The sketch stage's function for ``mapInArrow``: ``(pos, id, text)`` batches in,
-    ``(pos, id, sig, keys, valid, chars)`` batches out."""
+    ``(pos, id, sig, keys, valid, chars, null)`` batches out (``null``: the text was null). The texts are sketched where Arrow
+    holds them (never converted to Python strings)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         mh = MinHash(**options)
         p, entry = mh.num_perm, mh.bits // 8
         bands = mh.params[0]
         for batch in batches:
-            texts = batch.column(2).to_pylist()
-            n = len(texts)
-            sigs, keys, valid = mh.sketch(texts, threads=1)
+            n = batch.num_rows
+            if n == 0:
+                continue
+            texts = batch.column(2)
+            null = texts.is_null()
+            if texts.null_count:  # sketched as empty texts; dedup refuses them after the stage
+                texts = pc.fill_null(texts, "")
+            sigs, keys, valid = mh.sketch_utf8(*_utf8_buffers(texts), threads=1)
             sig = pa.Array.from_buffers(
                 pa.binary(),
                 n,
@@ -224,30 +251,42 @@ def _sketch_partitions(options: Dict[str, Any], longest: bool):
                 pa.array(np.arange(n + 1, dtype=np.int32) * bands),
                 pa.array(np.ascontiguousarray(keys).view(np.int64).ravel()),
             )
-            chars = pa.array([len(t) for t in texts] if longest else np.zeros(n, dtype=np.int32), pa.int32())
+            chars = pc.utf8_length(texts).cast(pa.int32()) if longest else pa.array(np.zeros(n, dtype=np.int32))
             yield pa.RecordBatch.from_arrays(
-                [batch.column(0), batch.column(1), sig, key_list, pa.array(valid), chars],
-                names=[_POS, _ID, _SIG, _KEYS, _VALID, _CHARS],
+                [batch.column(0), batch.column(1), sig, key_list, pa.array(valid), chars, null],
+                names=[_POS, _ID, _SIG, _KEYS, _VALID, _CHARS, _NULL],
             )
 
     return run
 
 
-def _verify_partitions(options: Dict[str, Any]):
-    """The verify stage's function for ``mapInArrow``: ``(a, b, sig_a, sig_b)`` batches in,
-    the confirmed ``(a, b, similarity)`` out."""
+def _bucket_partitions(options: Dict[str, Any]):
+    """The candidates stage's function for ``mapInArrow`` over partitions of bucket rows
+    ``(node, sig, band, key)``, every row of a bucket in one partition: each candidate pair
+    once, confirmed, as ``(a, b, similarity, confirmed, k)`` (:meth:`neardup.MinHash.bucket_pairs`;
+    ``a`` the earlier node, ``k`` the bucket's size)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        held = [b for b in batches if b.num_rows]
+        if not held:
+            return
         mh = MinHash(**options)
-        p = mh.num_perm
-        for batch in batches:
-            sa = _signature_rows(batch.column(2), p, mh.bits)
-            sb = _signature_rows(batch.column(3), p, mh.bits)
-            sim, dup = mh.verify(sa, sb)
-            keep = pa.array(dup)
+        table = pa.Table.from_batches(held)
+        node, sig, band, key = (table.column(i).combine_chunks() for i in range(4))
+        ranks = pc.rank(node, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
+        first, second, sim, dup, k = mh.bucket_pairs(
+            band.to_numpy().astype(np.int32),
+            key.to_numpy().astype(np.int64),
+            ranks,
+            _signature_rows(sig, mh.num_perm, mh.bits),
+        )
+        a, b = node.take(pa.array(first)), node.take(pa.array(second))
+        cols = [pa.array(sim), pa.array(dup), pa.array(k.astype(np.int32))]
+        step = 1 << 16
+        for at in range(0, len(first), step):
             yield pa.RecordBatch.from_arrays(
-                [batch.column(0).filter(keep), batch.column(1).filter(keep), pa.array(sim).filter(keep)],
-                names=["a", "b", "similarity"],
+                [a.slice(at, step), b.slice(at, step), *(c.slice(at, step) for c in cols)],
+                names=["a", "b", "similarity", "confirmed", "k"],
             )
 
     return run
@@ -317,6 +356,34 @@ def _components(edges: DataFrame) -> tuple[DataFrame, int]:
             return edges.select("u", F.col("v").alias("root")), rounds
 
 
+def _one_task_components():
+    """The components stage on one task, for ``mapInArrow`` over every edge: ``(u, v)``
+    batches in, ``(u, root)`` out for every node that is not its component's smallest
+    (:func:`_components`' result). The nodes, of any orderable type, are numbered in their
+    order, and :func:`neardup.components` (union-find) links them."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        us: List[pa.Array] = []
+        vs: List[pa.Array] = []
+        for batch in batches:
+            us.append(batch.column(0))
+            vs.append(batch.column(1))
+        if not us or not sum(len(u) for u in us):
+            return
+        ends = pa.concat_arrays(us + vs)
+        nodes = pc.unique(ends)
+        nodes = nodes.take(pc.sort_indices(nodes))
+        number = pc.index_in(ends, value_set=nodes).to_numpy().astype(np.int64)
+        half = len(number) // 2
+        roots = components(len(nodes), number[:half], number[half:])
+        moved = np.flatnonzero(roots != np.arange(len(nodes), dtype=np.uint32))
+        u, root = nodes.take(pa.array(moved)), nodes.take(pa.array(roots[moved]))
+        for at in range(0, len(moved), 1 << 16):
+            yield pa.RecordBatch.from_arrays([u.slice(at, 1 << 16), root.slice(at, 1 << 16)], names=["u", "root"])
+
+    return run
+
+
 def dedup(
     df: DataFrame,
     text_col: str = "text",
@@ -326,6 +393,7 @@ def dedup(
     threshold: float = 0.6,
     num_perm: int = 128,
     keep: str = "first",
+    max_edges_on_one_task: int = 10_000_000,
     metrics: Optional[Dict[str, Any]] = None,
     **options: Any,
 ) -> DataFrame:
@@ -338,6 +406,11 @@ def dedup(
     options of :class:`neardup.Fingerprinter`) configure :class:`neardup.MinHash`. ``metrics``,
     when a dict, receives each stage's wall seconds and the sizes of its tables.
 
+    ``max_edges_on_one_task``: when at most this many pairs are confirmed, one task forms the
+    clusters in memory (union-find; about 50 bytes an edge in its Python worker); above it,
+    large-star/small-star rounds on the cluster do (``metrics["component_rounds"]``: 0 for the
+    single task). Both give the same clusters.
+
     Raises ``ValueError``/``TypeError`` naming the column for a missing or mistyped column, null
     texts, ids or positions, and ids (without ``position_col``) or positions that repeat;
     :class:`neardup.ConfigError` for bad MinHash options. Intermediate tables are persisted
@@ -346,6 +419,11 @@ def dedup(
     """
     if keep not in ("first", "longest"):
         raise ValueError(f"keep={keep!r}: use 'first' or 'longest'")
+    if isinstance(max_edges_on_one_task, bool) or not isinstance(max_edges_on_one_task, int) or max_edges_on_one_task < 0:
+        raise ValueError(
+            f"max_edges_on_one_task={max_edges_on_one_task!r}: pass a count of edges, 0 or more "
+            f"(0: always the distributed rounds)"
+        )
     id_type, pos_type = _check_columns(df, text_col, id_col, position_col)
     mh_options = dict(options, threshold=threshold, num_perm=num_perm)
     mh = MinHash(**mh_options)  # ConfigError here, on the driver, for bad options
@@ -358,7 +436,7 @@ def dedup(
         m[f"{stage}_seconds"] = now - clock
         clock = now
 
-    m["documents"] = _check_rows(df, text_col, id_col, position_col)
+    m["documents"] = _check_rows(df, id_col, position_col)
     m["bands"], m["rows"] = mh.params
     lap("validate")
 
@@ -375,6 +453,7 @@ def dedup(
             T.StructField(_KEYS, T.ArrayType(T.LongType(), False), False),
             T.StructField(_VALID, T.BooleanType(), False),
             T.StructField(_CHARS, T.IntegerType(), False),
+            T.StructField(_NULL, T.BooleanType(), False),
         ]
     )
     sketches, _ = _persist(source.mapInArrow(_sketch_partitions(mh_options, keep == "longest"), sketch_schema))
@@ -393,58 +472,54 @@ def dedup(
     sizes = docs.agg(
         F.sum((~F.col(_VALID)).cast("long")).alias("empty"),
         F.sum((F.col(_POS) == F.col(_REP)).cast("long")).alias("nodes"),
+        F.sum(F.col(_NULL).cast("long")).alias("text_nulls"),
     ).collect()[0]
+    if sizes["text_nulls"]:
+        for t in (sketches, docs):
+            t.unpersist()
+        raise _null_texts(text_col, int(sizes["text_nulls"]))
     m["empty"], m["distinct_signatures"] = int(sizes["empty"] or 0), int(sizes["nodes"] or 0)
     sketches.unpersist()
     nodes = docs.where(F.col(_POS) == F.col(_REP)).select(F.col(_POS).alias("node"), _SIG, _KEYS)
     lap("collapse")
 
-    # 3. candidates: nodes sharing a band key, each pair once
-    buckets = (
-        nodes.select("node", F.posexplode(_KEYS).alias("band", "key"))
-        .groupBy("band", "key")
-        .agg(F.array_sort(F.collect_list("node")).alias("m"))
-        .where(F.size("m") > 1)
-    )
-    pairs_of = F.expr(
-        "flatten(transform(m, (x, i) -> "
-        "transform(slice(m, i + 2, greatest(size(m) - i - 1, 0)), y -> named_struct('a', x, 'b', y))))"
-    )
-    pairs = (
-        buckets.select(F.explode(pairs_of).alias("p"), F.size("m").alias("k"))
-        .groupBy(F.col("p.a").alias("a"), F.col("p.b").alias("b"))
-        .agg(F.max("k").alias("k"))
-        .persist(StorageLevel.MEMORY_AND_DISK)
-    )
-    sizes = pairs.agg(F.count(F.lit(1)).alias("pairs"), F.max("k").alias("largest")).collect()[0]
-    m["candidate_pairs"], m["largest_bucket"] = int(sizes["pairs"]), int(sizes["largest"] or 0)
-    lap("candidates")
-
-    # 4. verify each pair with the detector's confirmation
-    sig_of = nodes.select("node", _SIG)
-    with_sigs = (
-        pairs.join(sig_of.select(F.col("node").alias("a"), F.col(_SIG).alias("sa")), "a")
-        .join(sig_of.select(F.col("node").alias("b"), F.col(_SIG).alias("sb")), "b")
-        .select("a", "b", "sa", "sb")
-    )
-    edge_schema = T.StructType(
+    # 3. candidates, confirmed: every node's row in each band, grouped by band key (one
+    # shuffle); each bucket's pairs found and confirmed where the bucket lies, each pair once
+    # (from the lowest band its two nodes share)
+    rows = nodes.select("node", _SIG, F.posexplode(_KEYS).alias("band", "key")).repartition("band", "key")
+    pair_schema = T.StructType(
         [
             T.StructField("a", pos_type, False),
             T.StructField("b", pos_type, False),
             T.StructField("similarity", T.DoubleType(), False),
+            T.StructField("confirmed", T.BooleanType(), False),
+            T.StructField("k", T.IntegerType(), False),
         ]
     )
-    edges, m["confirmed_pairs"] = _persist(with_sigs.mapInArrow(_verify_partitions(mh_options), edge_schema))
-    pairs.unpersist()
-    lap("verify")
+    pairs = rows.mapInArrow(_bucket_partitions(mh_options), pair_schema).persist(StorageLevel.MEMORY_AND_DISK)
+    sizes = pairs.agg(
+        F.count(F.lit(1)).alias("pairs"),
+        F.sum(F.col("confirmed").cast("long")).alias("confirmed"),
+        F.max("k").alias("largest"),
+    ).collect()[0]
+    m["candidate_pairs"], m["largest_bucket"] = int(sizes["pairs"]), int(sizes["largest"] or 0)
+    m["confirmed_pairs"] = int(sizes["confirmed"] or 0)
+    edges = pairs.where(F.col("confirmed")).select("a", "b", "similarity")
+    lap("candidates")
 
-    # 5. components over the nodes
-    roots, m["component_rounds"] = _components(
-        edges.select(F.col("b").alias("u"), F.col("a").alias("v"))
-    )
+    # 4. components over the nodes
+    linked = edges.select(F.col("b").alias("u"), F.col("a").alias("v"))
+    if m["confirmed_pairs"] <= max_edges_on_one_task:
+        root_schema = T.StructType(
+            [T.StructField("u", pos_type, False), T.StructField("root", pos_type, False)]
+        )
+        roots, _ = _persist(linked.coalesce(1).mapInArrow(_one_task_components(), root_schema))
+        m["component_rounds"] = 0
+    else:
+        roots, m["component_rounds"] = _components(linked)
     lap("components")
 
-    # 6. per document: cluster, evidence, kept document
+    # 5. per document: cluster, evidence, kept document
     best = edges.groupBy(F.col("b").alias("node")).agg(
         F.min(F.struct((-F.col("similarity")).alias("s"), F.col("a").alias("a"))).alias("best")
     )
@@ -485,7 +560,7 @@ def dedup(
             .withColumnRenamed("__nd_v", "matched")
         )
     res, _ = _persist(res.select(F.col(_POS).alias(pos), *OUTPUT_COLUMNS))
-    for t in (docs, edges):
+    for t in (docs, pairs, roots):
         t.unpersist()
     lap("assemble")
     out = df.join(res, on=pos, how="inner")

@@ -62,6 +62,9 @@ use crate::error::Error;
 pub mod pipeline;
 mod report;
 pub mod spill;
+pub mod union_find;
+
+use union_find::UnionFind;
 
 pub use pipeline::{run_pipelined, PipelineError};
 pub use report::{ClusterSummary, LargestCluster, Report, RunFacts, RunSummary, SizeCount};
@@ -164,49 +167,6 @@ pub struct Assignment {
     pub stage: Option<Stage>,
     /// Nothing was left after normalisation: own cluster, kept, not indexed.
     pub empty: bool,
-}
-
-/// Union-find over document numbers; each root knows its component's smallest member.
-#[derive(Debug, Default, Clone)]
-struct UnionFind {
-    parent: Vec<u32>,
-    size: Vec<u32>,
-    min: Vec<u32>,
-}
-
-impl UnionFind {
-    fn push(&mut self) -> u32 {
-        let i = self.parent.len() as u32;
-        self.parent.push(i);
-        self.size.push(1);
-        self.min.push(i);
-        i
-    }
-
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.parent[x as usize] != x {
-            let p = self.parent[x as usize];
-            self.parent[x as usize] = self.parent[p as usize];
-            x = p;
-        }
-        x
-    }
-
-    fn union(&mut self, a: u32, b: u32) -> u32 {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra == rb {
-            return ra;
-        }
-        let (big, small) = if self.size[ra as usize] >= self.size[rb as usize] {
-            (ra, rb)
-        } else {
-            (rb, ra)
-        };
-        self.parent[small as usize] = big;
-        self.size[big as usize] += self.size[small as usize];
-        self.min[big as usize] = self.min[big as usize].min(self.min[small as usize]);
-        big
-    }
 }
 
 /// Streaming, order-preserving deduplication over a [`Detector`].
@@ -317,7 +277,7 @@ impl<D: Detector> Deduper<D> {
                 }
             }
         }
-        let first = self.uf.min[root as usize];
+        let first = root;
         let o = Assignment {
             duplicate_of: (first != doc).then_some(first),
             cluster: first,
@@ -370,7 +330,7 @@ impl<D: Detector> Deduper<D> {
         }
         for (i, o) in self.outcomes.iter_mut().enumerate() {
             let r = roots[i] as usize;
-            o.cluster = self.uf.min[r];
+            o.cluster = roots[i];
             if keep == Keep::Longest {
                 o.duplicate_of = (rep[r] != i as u32).then_some(rep[r]);
             }

@@ -1,6 +1,6 @@
 //! The decisions of a spilled run, in input order: which confirmed earlier document is the
 //! evidence (`stronger`), the online rule's memory of what each representative saw
-//! (`KeptState`), and the union-find of single linkage (`MinUnionFind`).
+//! (`KeptState`); single linkage uses [`crate::dedup::union_find`].
 //!
 //! Invariant: the decisions are the in-memory `Deduper`'s with the same linkage (the property
 //! test of `spill`).
@@ -79,43 +79,5 @@ impl KeptState {
             }
         }
         best
-    }
-}
-
-/// Union-find whose roots are their components' smallest members.
-pub(super) struct MinUnionFind {
-    parent: Vec<u32>,
-}
-
-impl MinUnionFind {
-    pub(super) fn new(n: usize) -> Self {
-        MinUnionFind {
-            parent: (0..n as u32).collect(),
-        }
-    }
-
-    pub(super) fn find(&mut self, mut x: u32) -> u32 {
-        while self.parent[x as usize] != x {
-            let p = self.parent[x as usize];
-            self.parent[x as usize] = self.parent[p as usize];
-            x = p;
-        }
-        x
-    }
-
-    pub(super) fn union(&mut self, a: u32, b: u32) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
-        self.parent[hi as usize] = lo;
-    }
-
-    /// Every member's root. A parent is never above its child, so one ascending pass settles
-    /// each member after its parent.
-    pub(super) fn into_roots(mut self) -> Vec<u32> {
-        for i in 0..self.parent.len() {
-            let p = self.parent[i] as usize;
-            self.parent[i] = self.parent[p];
-        }
-        self.parent
     }
 }

@@ -66,12 +66,13 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::union_find::UnionFind;
 use super::{sketch_batch, Assignment, Keep, Linkage, SketchFailure};
 use crate::detect::{Detector, Stage};
 use crate::error::{Error, Result};
 use crate::minhash::{Confirm, MinHashDetector};
 use buckets::Buckets;
-use decide::{stronger, KeptState, MinUnionFind};
+use decide::{stronger, KeptState};
 pub use files::read_exact_at;
 use files::{decode, Outcome, OutcomeWriter, Signatures, OUTCOME_BYTES};
 use sort::Sorter;
@@ -291,7 +292,7 @@ impl SpillingDeduper {
         stats.spilled_bytes += pairs.spilled_bytes();
 
         // 3: decide in input order.
-        let mut uf = MinUnionFind::new(n);
+        let mut uf = UnionFind::new(n);
         let mut outcomes = OutcomeWriter::new(dir).map_err(&io)?;
         let mut stream = pairs.finish().map_err(&io)?.peekable();
         let (mut sig_j, mut sig_a) = (vec![0u32; num_perm], vec![0u32; num_perm]);
