@@ -207,6 +207,11 @@ impl AutoDetector {
         })
     }
 
+    /// The confirmation text the short path keeps of document `doc`, when it is a short one.
+    pub(crate) fn short_text_of(&self, doc: u32) -> Option<&str> {
+        self.short.text_of(doc)
+    }
+
     /// The long path's MinHash detector, when the policy has one.
     pub fn minhash(&self) -> Option<&MinHashDetector> {
         self.minhash.as_ref()

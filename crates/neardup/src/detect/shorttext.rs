@@ -517,6 +517,13 @@ impl ShortTextDetector {
         })
     }
 
+    /// The confirmation text stored for document `doc` (documents are inserted in ascending
+    /// order).
+    pub(crate) fn text_of(&self, doc: u32) -> Option<&str> {
+        let slot = self.docs.binary_search(&doc).ok()?;
+        Some(&self.arena[self.span(slot)])
+    }
+
     /// Where slot `slot`'s text lies in the arena.
     fn span(&self, slot: usize) -> std::ops::Range<usize> {
         let start = if slot == 0 { 0 } else { self.ends[slot - 1] };

@@ -1,8 +1,10 @@
 //! The encoding of a document's sketch in log records, snapshots and Redis entries.
 //!
-//! Encoding, version 6 (every integer little endian):
-//! `4 u8 | exact u128 | chars u32 | flags u8` then, by flag,
-//! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | keys u64×n`;
+//! Encoding, version 7 (every integer little endian):
+//! `7 u8 | exact u128 | chars u32 | flags u8` then, by flag,
+//! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | tags u32×n` — each band
+//! key's high 32 bits, all that a band table keeps of a key (a short text's candidates are
+//! confirmed on its text, never on its keys), read back as keys with the low 32 bits zero;
 //! `simhash` (2): `u64`;
 //! `minhash` (4): `n u16 | width u8 | signature` — `n` entries of `width` bytes each (1, 2
 //! or 4: the fewest that hold every entry, so a signature of 8-bit entries takes `n` bytes;
@@ -19,6 +21,7 @@
 //! then, with `lines`, `body u8`: with 1 the document's indexed body follows as the whole is
 //! written (`exact u128 | chars u32 | flags u8` with only the `short`, `simhash`, `minhash`
 //! and `shingles` bits, then those parts).
+//! Version 6 wrote the short part's whole keys (`keys u64×n`); it is read.
 //! Version 5 is version 6 without `thin`; it is read (the document is not judged
 //! template-only again). Version 4 is version 5 without `body`; it is read (no body is indexed). Version 3 wrote every signature entry as `u32` without `width`; it is read.
 //! Version 2 also wrote the band keys after the signature (`m u16 | keys u64×m`); it is read,
@@ -37,7 +40,9 @@ use crate::shorttext::ShortSketch;
 use crate::template_veto::DistinctPart;
 
 /// The version this build writes.
-pub(super) const VERSION: u8 = 6;
+pub(super) const VERSION: u8 = 7;
+/// Version 7 with the short part's whole band keys; read.
+pub(super) const VERSION_6: u8 = 6;
 /// Version 6 without `thin`; read.
 pub(super) const VERSION_5: u8 = 5;
 /// Version 5 without the indexed body; read.
@@ -60,6 +65,9 @@ const DISTINCT: u8 = 64;
 /// In memory only: the distinct part is left out (the segment's index holds it), as
 /// [`STRIPPED`].
 pub(super) const HELD: u8 = 128;
+/// In memory only, on the version byte: the short part's text is left out (the segment's
+/// detector holds it) — `chars u32 | han u8 | n u16 | tags u32×n`; refused by [`decode`].
+pub(super) const TEXT_HELD: u8 = 0x80;
 
 /// Appends the encoding of `s` to `out`.
 pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
@@ -69,11 +77,33 @@ pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
 /// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
 /// when `hold` (see [`HELD`]); `version` is [`VERSION`] but in tests of older versions.
 pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool, version: u8) {
+    encode_parts(d, out, strip, hold, false, version)
+}
+
+/// The encoding a segment's index keeps in memory: [`encode_with`] at [`VERSION`], and the
+/// short part's text left out when it has one (see [`TEXT_HELD`]).
+pub(super) fn encode_kept(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool) {
+    encode_parts(d, out, strip, hold, d.auto.short.is_some(), VERSION)
+}
+
+fn encode_parts(
+    d: &DocSketch,
+    out: &mut Vec<u8>,
+    strip: bool,
+    hold: bool,
+    text_held: bool,
+    version: u8,
+) {
     debug_assert!(
         d.deferred.is_none(),
         "a put-off sketch is completed before it is encoded"
     );
-    out.push(version);
+    debug_assert!(!text_held || version == VERSION);
+    out.push(if text_held {
+        version | TEXT_HELD
+    } else {
+        version
+    });
     let mut flags = 0;
     if let Some(v) = &d.veto {
         flags |= LINES;
@@ -81,14 +111,14 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
             flags |= if hold { HELD } else { DISTINCT };
         }
     }
-    write_auto(out, &d.auto, flags, strip, version);
+    write_auto(out, &d.auto, flags, strip, text_held, version);
     if let Some(v) = &d.veto {
         out.extend_from_slice(&(v.lines.len() as u32).to_le_bytes());
         for k in &v.lines {
             out.extend_from_slice(&k.to_le_bytes());
         }
         out.push(u8::from(v.had_repeats));
-        if version >= VERSION {
+        if version >= VERSION_6 {
             match &v.thin {
                 Some(t) => {
                     debug_assert_eq!(t.repeated.len(), v.lines.len().div_ceil(8));
@@ -118,7 +148,7 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
             match d.body.as_ref().filter(|_| d.index_body) {
                 Some(b) => {
                     out.push(1);
-                    write_auto(out, b, 0, false, version);
+                    write_auto(out, b, 0, false, false, version);
                 }
                 None => out.push(0),
             }
@@ -127,8 +157,15 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
 }
 
 /// Writes an `auto` sketch: `exact u128 | chars u32 | flags u8` (`flags` with the bits of its
-/// parts added) and its parts.
-fn write_auto(out: &mut Vec<u8>, s: &AutoSketch, mut flags: u8, strip: bool, version: u8) {
+/// parts added) and its parts, the short part's text left out when `text_held`.
+fn write_auto(
+    out: &mut Vec<u8>,
+    s: &AutoSketch,
+    mut flags: u8,
+    strip: bool,
+    text_held: bool,
+    version: u8,
+) {
     out.extend_from_slice(&s.exact.to_le_bytes());
     out.extend_from_slice(&(s.chars.min(u32::MAX as usize) as u32).to_le_bytes());
     if s.short.is_some() {
@@ -147,9 +184,18 @@ fn write_auto(out: &mut Vec<u8>, s: &AutoSketch, mut flags: u8, strip: bool, ver
     if let Some(sh) = &s.short {
         out.extend_from_slice(&sh.chars.to_le_bytes());
         out.push(u8::from(sh.han));
-        out.extend_from_slice(&(sh.text.len() as u32).to_le_bytes());
-        out.extend_from_slice(sh.text.as_bytes());
-        keys(out, &sh.keys);
+        if !text_held {
+            out.extend_from_slice(&(sh.text.len() as u32).to_le_bytes());
+            out.extend_from_slice(sh.text.as_bytes());
+        }
+        if version >= VERSION {
+            out.extend_from_slice(&(sh.keys.len() as u16).to_le_bytes());
+            for k in &sh.keys {
+                out.extend_from_slice(&short_tag(*k).to_le_bytes());
+            }
+        } else {
+            keys(out, &sh.keys);
+        }
     }
     if let Some(h) = s.simhash {
         out.extend_from_slice(&h.to_le_bytes());
@@ -188,6 +234,16 @@ fn write_auto(out: &mut Vec<u8>, s: &AutoSketch, mut flags: u8, strip: bool, ver
             }
         }
     }
+}
+
+/// What version 7 keeps of a short text's band key: its high 32 bits (the band tables' tag).
+fn short_tag(key: u64) -> u32 {
+    (key >> 32) as u32
+}
+
+/// A band key as version 7 reads it back: its tag, the low 32 bits zero.
+fn from_short_tag(tag: u32) -> u64 {
+    u64::from(tag) << 32
 }
 
 fn keys(out: &mut Vec<u8>, keys: &[u64]) {
@@ -246,18 +302,26 @@ pub(in crate::engine) fn has_minhash(b: &[u8]) -> bool {
 
 /// Decodes a sketch written by [`encode`]; `Err` says what is wrong.
 pub(in crate::engine) fn decode(b: &[u8]) -> Result<DocSketch, String> {
-    if b.get(21).is_some_and(|f| f & (STRIPPED | HELD) != 0) {
-        return Err("a sketch without its MinHash or distinct part is not a stored form".into());
+    if b.get(21).is_some_and(|f| f & (STRIPPED | HELD) != 0)
+        || b.first().is_some_and(|v| v & TEXT_HELD != 0)
+    {
+        return Err(
+            "a sketch with a part left out (its MinHash, its distinct part or its short text) is not a stored form"
+                .into(),
+        );
     }
     decode_any(b)
 }
 
-/// [`decode`], also of an encoding with parts left out (they are then `None`).
+/// [`decode`], also of an encoding with parts left out (they are then `None`; a held short
+/// text is empty).
 pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
+    let text_held = v == VERSION | TEXT_HELD;
+    let v = if text_held { VERSION } else { v };
     if ![
-        VERSION, VERSION_5, VERSION_4, VERSION_3, VERSION_2, VERSION_1,
+        VERSION, VERSION_6, VERSION_5, VERSION_4, VERSION_3, VERSION_2, VERSION_1,
     ]
     .contains(&v)
     {
@@ -286,7 +350,7 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
             ));
         }
     }
-    let auto = read_auto(&mut r, v, exact, chars, flags)?;
+    let auto = read_auto(&mut r, v, exact, chars, flags, text_held)?;
     let veto = if flags & LINES != 0 {
         let n = r.u32()? as usize;
         let lines = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
@@ -295,7 +359,7 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
             1 => true,
             x => return Err(format!("lines: repeated flag {x}")),
         };
-        let thin = if v >= VERSION {
+        let thin = if v >= VERSION_6 {
             match r.u8()? {
                 0 => None,
                 1 => Some(ThinPage {
@@ -354,7 +418,7 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
                 if flags & !(SHORT | SIMHASH | MINHASH | SHINGLES) != 0 {
                     return Err(format!("body flags {flags:#04x}: a body has no such part"));
                 }
-                Some(read_auto(&mut r, v, exact, chars, flags)?)
+                Some(read_auto(&mut r, v, exact, chars, flags, false)?)
             }
             x => return Err(format!("body flag {x}")),
         }
@@ -373,13 +437,15 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     })
 }
 
-/// The parts of an `auto` sketch (after its `flags`), in an encoding of version `v`.
+/// The parts of an `auto` sketch (after its `flags`), in an encoding of version `v` (the
+/// short part's text left out when `text_held`).
 fn read_auto(
     r: &mut Reader<'_>,
     v: u8,
     exact: u128,
     chars: usize,
     flags: u8,
+    text_held: bool,
 ) -> Result<AutoSketch, String> {
     if flags & SHINGLES != 0 && flags & (MINHASH | STRIPPED) == 0 {
         return Err(format!(
@@ -389,10 +455,21 @@ fn read_auto(
     let short = if flags & SHORT != 0 {
         let chars = r.u32()?;
         let han = r.u8()? != 0;
-        let len = r.u32()? as usize;
-        let text = std::str::from_utf8(r.take(len)?)
-            .map_err(|_| "short-text sketch is not UTF-8".to_string())?;
-        let keys = r.keys()?;
+        let text = if text_held {
+            ""
+        } else {
+            let len = r.u32()? as usize;
+            std::str::from_utf8(r.take(len)?)
+                .map_err(|_| "short-text sketch is not UTF-8".to_string())?
+        };
+        let keys = if v >= VERSION {
+            let n = r.u16()? as usize;
+            (0..n)
+                .map(|_| r.u32().map(from_short_tag))
+                .collect::<Result<_, _>>()?
+        } else {
+            r.keys()?
+        };
         Some(ShortSketch {
             text: text.into(),
             chars,

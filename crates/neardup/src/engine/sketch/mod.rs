@@ -11,7 +11,7 @@ use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
 mod encoding;
 
 pub(super) use encoding::{decode, encode, has_minhash};
-use encoding::{decode_any, encode_with, HELD, STRIPPED, VERSION};
+use encoding::{decode_any, encode_kept, HELD, STRIPPED, TEXT_HELD};
 
 /// A document's sketch in the engine: the `auto` detector's, and under the template veto the
 /// veto's.
@@ -183,8 +183,9 @@ impl SketchIndex {
 
     /// Adds a document, and its body when it is indexed (into a detector `make` makes for the
     /// segment's first). Its encoded sketch is kept for snapshots — without the MinHash
-    /// signature and band keys when the detector keeps the signature (it gives them back), and
-    /// without the distinct part (the index holds it).
+    /// signature and band keys when the detector keeps the signature (it gives them back),
+    /// without a short text's text (the detector holds it) and without the distinct part (the
+    /// index holds it).
     pub(super) fn insert(
         &mut self,
         handle: u32,
@@ -200,8 +201,8 @@ impl SketchIndex {
             .as_ref()
             .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
         let hold = sketch.veto.as_ref().is_some_and(|v| v.part.is_some());
-        if strip || hold {
-            encode_with(&sketch, &mut self.blobs, strip, hold, VERSION);
+        if strip || hold || sketch.auto.short.is_some() {
+            encode_kept(&sketch, &mut self.blobs, strip, hold);
         } else {
             self.blobs.extend_from_slice(blob);
         }
@@ -239,10 +240,18 @@ impl SketchIndex {
     /// The encoded sketch at `pos`, as [`encode`] wrote it.
     pub(super) fn blob(&self, pos: usize) -> std::borrow::Cow<'_, [u8]> {
         let b = self.raw(pos);
-        if b.get(21).is_none_or(|f| f & (STRIPPED | HELD) == 0) {
+        let text_held = b[0] & TEXT_HELD != 0;
+        if !text_held && b.get(21).is_none_or(|f| f & (STRIPPED | HELD) == 0) {
             return std::borrow::Cow::Borrowed(b);
         }
         let mut s = decode_any(b).expect("a sketch this index encoded");
+        if let Some(sh) = s.auto.short.as_mut().filter(|_| text_held) {
+            sh.text = self
+                .det
+                .short_text_of(pos as u32)
+                .expect("the detector holds the short text of every document it indexed")
+                .into();
+        }
         if b[21] & STRIPPED != 0 {
             s.auto.minhash = self.det.minhash_sketch_of(pos as u32);
         }

@@ -1,6 +1,8 @@
 //! The sketch encoding and the per-segment index, against what they were given.
 
-use super::encoding::{VERSION_1, VERSION_2, VERSION_3, VERSION_4, VERSION_5};
+use super::encoding::{
+    encode_with, VERSION, VERSION_1, VERSION_2, VERSION_3, VERSION_4, VERSION_5, VERSION_6,
+};
 use super::*;
 use crate::detect::containment::{BottomK, PackedBottomK};
 use crate::detect::Stage;
@@ -120,7 +122,7 @@ fn version_5_sketches_are_read_as_not_thin() {
     for s in sketches(&det) {
         let (mut b5, mut b6) = (Vec::new(), Vec::new());
         encode_with(&s, &mut b5, false, false, VERSION_5);
-        encode(&s, &mut b6);
+        encode_with(&s, &mut b6, false, false, VERSION_6);
         assert_eq!(decode(&b5).unwrap(), without_band_keys(&without_thin(&s)));
         if let Some(v) = &s.veto {
             let bits = v.thin.as_ref().map_or(0, |t| t.repeated.len());
@@ -138,7 +140,7 @@ fn sketches_round_trip_and_damage_is_refused() {
     for s in sketches(&det) {
         let mut b = Vec::new();
         encode(&s, &mut b);
-        assert_eq!(decode(&b).unwrap(), without_band_keys(&s));
+        assert_eq!(decode(&b).unwrap(), as_stored(&s));
         for cut in 0..b.len() {
             assert!(decode(&b[..cut]).is_err(), "cut at {cut}");
         }
@@ -167,7 +169,7 @@ fn a_guard_sample_out_of_order_is_refused() {
         .unwrap();
     let mut b = Vec::new();
     encode(&with_samples, &mut b);
-    assert_eq!(decode(&b).unwrap(), without_band_keys(&with_samples));
+    assert_eq!(decode(&b).unwrap(), as_stored(&with_samples));
     // The encoding ends with the distinct part's sample, then the body's flag (0): the
     // sample's last two hashes swapped.
     assert_eq!(b.pop(), Some(0));
@@ -188,6 +190,93 @@ fn without_band_keys(s: &DocSketch) -> DocSketch {
         }
     }
     s
+}
+
+/// A document's sketch without the template veto's parts or a body.
+fn plain(auto: AutoSketch) -> DocSketch {
+    DocSketch {
+        body: None,
+        index_body: false,
+        auto,
+        veto: None,
+        deferred: None,
+    }
+}
+
+/// What `a` and `b` find for `q`, which must be the same.
+fn same_matches(a: &SketchIndex, b: &SketchIndex, q: &DocSketch) -> Vec<(Verdict, u64)> {
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    a.find(q, false, None, &LineCounts::default(), &mut x);
+    b.find(q, false, None, &LineCounts::default(), &mut y);
+    assert_eq!(x, y);
+    x
+}
+
+/// What a sketch reads back as from the current encoding: its long parts' band keys left to
+/// the index, its short parts' keys as their tags (the low 32 bits zero).
+fn as_stored(s: &DocSketch) -> DocSketch {
+    let mut s = without_band_keys(s);
+    for a in std::iter::once(&mut s.auto).chain(s.body.as_mut()) {
+        if let Some(sh) = a.short.as_mut() {
+            sh.keys.iter_mut().for_each(|k| *k &= !0xFFFF_FFFF);
+        }
+    }
+    s
+}
+
+/// Version 6 wrote a short text's whole band keys: read, keys kept. Version 7 keeps their
+/// tags, 4 bytes a key fewer, and an index given them finds what it finds with the whole
+/// keys: the band tables keep nothing else of a key.
+#[test]
+fn version_6_short_keys_are_read_and_version_7_keeps_their_tags() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let make = || AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    let det = make();
+    let mut shorts = 0;
+    for s in sketches(&det) {
+        let (mut b6, mut b7) = (Vec::new(), Vec::new());
+        encode_with(&s, &mut b6, false, false, VERSION_6);
+        encode(&s, &mut b7);
+        assert_eq!(decode(&b6).unwrap(), without_band_keys(&s));
+        assert_eq!(decode(&b7).unwrap(), as_stored(&s));
+        let keys: usize = std::iter::once(&s.auto)
+            .chain(s.body.as_ref())
+            .filter_map(|a| a.short.as_ref())
+            .map(|sh| sh.keys.len())
+            .sum();
+        assert_eq!(b6.len(), b7.len() + 4 * keys);
+        shorts += usize::from(keys > 0);
+    }
+    assert!(shorts > 0);
+    // Short windows of a text, stored with whole keys and with their tags, then searched
+    // with edited copies: the same matches.
+    let text: Vec<char> = include_str!("../../../tests/fixtures/sanguo_ch1.txt")
+        .chars()
+        .collect();
+    let window = |i: usize| -> String { text[i * 23..i * 23 + 50].iter().collect() };
+    let mut whole = SketchIndex::new(make());
+    let mut tags = SketchIndex::new(make());
+    for i in 0..60 {
+        let s = plain(det.sketch(&window(i)).unwrap());
+        let mut b = Vec::new();
+        encode(&s, &mut b);
+        whole.insert(i as u32, i as u64, s, &b, &make);
+        tags.insert(i as u32, i as u64, decode(&b).unwrap(), &b, &make);
+    }
+    let mut found = 0;
+    for i in 0..60 {
+        let mut edited: Vec<char> = window(i).chars().collect();
+        edited[25] = '某';
+        let q = plain(det.sketch(&edited.iter().collect::<String>()).unwrap());
+        found += same_matches(&whole, &tags, &q)
+            .iter()
+            .filter(|(v, _)| v.stage == Stage::Short)
+            .count();
+    }
+    assert!(
+        found >= 50,
+        "the edited windows are found by the short path ({found})"
+    );
 }
 
 /// Version 2 wrote the band keys after the signature: read, keys kept. An index given a
@@ -241,18 +330,11 @@ fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
     let mut found = 0;
     for t in texts() {
         let edited = t.replacen("lazy", "sleepy", 1).replacen("例子", "样子", 1);
-        let q = DocSketch {
-            body: None,
-            index_body: false,
-            auto: det.sketch(&edited).unwrap(),
-            veto: None,
-            deferred: None,
-        };
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        with.find(&q, false, None, &LineCounts::default(), &mut a);
-        without.find(&q, false, None, &LineCounts::default(), &mut b);
-        assert_eq!(a, b);
-        found += a.iter().filter(|(v, _)| v.stage == Stage::Minhash).count();
+        let q = plain(det.sketch(&edited).unwrap());
+        found += same_matches(&with, &without, &q)
+            .iter()
+            .filter(|(v, _)| v.stage == Stage::Minhash)
+            .count();
     }
     assert!(found > 0, "the edited long texts are found by MinHash");
 }
@@ -286,8 +368,9 @@ fn version_1_sketches_with_a_distinct_part_are_refused_not_misread() {
 }
 
 /// The index keeps long documents' sketches without their signature (the detector holds
-/// it) and without their distinct part (the index holds it), and gives back exactly what
-/// `encode` wrote; a stripped encoding is never read back as a stored one.
+/// it), short ones' without their text (the detector holds it too) and both without their
+/// distinct part (the index holds it), and gives back exactly what `encode` wrote; a stripped
+/// encoding is never read back as a stored one.
 #[test]
 fn index_gives_back_the_full_encoding() {
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
@@ -320,6 +403,15 @@ fn index_gives_back_the_full_encoding() {
         encode_with(&sketches(&det)[9], &mut stripped, strip, hold, VERSION);
         assert!(decode(&stripped).is_err());
     }
+    // A short text's sketch is kept without its text (the detector holds it), and that form
+    // is refused as a stored one too.
+    let short = &sketches(&det)[0];
+    let text = short.auto.short.as_ref().expect("a short text").text.len();
+    let (mut whole, mut held) = (Vec::new(), Vec::new());
+    encode(short, &mut whole);
+    encode_kept(short, &mut held, false, false);
+    assert_eq!(held.len(), whole.len() - 4 - text);
+    assert!(decode(&held).unwrap_err().contains("not a stored form"));
 }
 
 /// `text` with its middle character replaced.
