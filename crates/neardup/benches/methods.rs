@@ -221,6 +221,23 @@ fn bench_imatch_exact(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // The exact stage's table: 1 M stored digests, 20,000 lookups (every other one stored).
+    use neardup::detect::Detector;
+    let digest = |i: u64| neardup::hash::xxh3_128(&i.to_le_bytes());
+    let mut exact = neardup::exact::ExactDetector::new(fp.clone());
+    for i in 0..1_000_000u64 {
+        exact.insert(i as u32, digest(i * 2));
+    }
+    let queries: Vec<u128> = (0..20_000u64).map(|i| digest(i * 100 + i % 2)).collect();
+    let hits = |d: &neardup::exact::ExactDetector| {
+        queries.iter().filter(|q| !d.find(q).is_empty()).count()
+    };
+    assert_eq!(hits(&exact), 10_000);
+    let mut g = c.benchmark_group("exact-index");
+    g.throughput(Throughput::Elements(queries.len() as u64));
+    g.bench_function("find-1m", |b| b.iter(|| assert_eq!(hits(&exact), 10_000)));
+    g.finish();
 }
 
 fn bench_short(c: &mut Criterion) {

@@ -3,7 +3,7 @@
 //!
 //! Two documents are exact duplicates when their normalised texts are byte-identical (HTML,
 //! case, width, white space and Unicode compatibility differences are normalised away). The
-//! index keeps 16 bytes of key plus ~8 bytes of chain per document.
+//! index keeps 16 bytes of key plus ~12 bytes of table and chain per document.
 //!
 //! ```
 //! use neardup::detect::Detector;
@@ -16,30 +16,34 @@
 //! assert!(d.find(&d.sketch("hello world").unwrap()).is_empty());
 //! ```
 
-use std::collections::HashMap;
-
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
 use crate::features::is_word_char;
 use crate::fingerprint::Fingerprinter;
-use crate::hash::{xxh3_128, FastBuild};
+use crate::hash::xxh3_128;
 
 /// Version of the exact digest specification.
 pub const EXACT_VERSION: u32 = 1;
 
 const NONE: u32 = u32::MAX;
 
-/// A multimap of 128-bit digests → slots, stored as a head per digest and a `next` link per
-/// slot: ~26 bytes a slot at the map's usual load. The map keeps a digest as four `u32`s, so
-/// an entry is 20 bytes where a `u128` key (16-byte aligned) would pad it to 32. Slots are
-/// dense `u32` numbers chosen by the caller.
+/// A multimap of 128-bit digests → slots: an open-addressed table of heads (the newest slot of
+/// each digest, 4 bytes, at most three quarters full), each slot's digest and a `next` link per
+/// slot — about 28 bytes a slot where a hash map of digests took ~48 with its slack. Slots are
+/// dense `u32` numbers chosen by the caller; a lookup reads a head, then that slot's digest.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Chains {
-    heads: HashMap<[u32; 4], u32, FastBuild>,
+    /// `NONE` or the newest slot of a digest; a power-of-two length (or empty).
+    heads: Vec<u32>,
+    /// Each slot's digest, as four `u32` words (a `u128` would be 16-byte aligned: the same).
+    digests: Vec<[u32; 4]>,
+    /// Each slot's older slot under the same digest, `NONE` at the oldest.
     next: Vec<u32>,
+    /// Distinct digests held (occupied heads).
+    distinct: usize,
 }
 
-/// A digest as the map keeps it.
+/// A digest as the table keeps it.
 fn key(d: u128) -> [u32; 4] {
     [
         d as u32,
@@ -50,19 +54,73 @@ fn key(d: u128) -> [u32; 4] {
 }
 
 impl Chains {
+    /// Where the probe for `k` starts in a table of `len` heads (a power of two): the digest's
+    /// low bits, uniform for a hash.
+    fn home(k: &[u32; 4], len: usize) -> usize {
+        (k[0] as usize ^ (k[1] as usize).rotate_left(16)) & (len - 1)
+    }
+
+    /// The head index holding `k`, or the empty one where it would go.
+    fn probe(&self, k: &[u32; 4]) -> (usize, bool) {
+        let mask = self.heads.len() - 1;
+        let mut at = Self::home(k, self.heads.len());
+        loop {
+            let h = self.heads[at];
+            if h == NONE {
+                return (at, false);
+            }
+            if self.digests[h as usize] == *k {
+                return (at, true);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Makes the table hold `distinct` digests at most three quarters full.
+    fn fit(&mut self, distinct: usize) {
+        let want = (distinct.saturating_mul(4) / 3 + 1)
+            .next_power_of_two()
+            .max(16);
+        if want <= self.heads.len() {
+            return;
+        }
+        let old = std::mem::replace(&mut self.heads, vec![NONE; want]);
+        for h in old.into_iter().filter(|&h| h != NONE) {
+            let (at, _) = self.probe(&self.digests[h as usize]);
+            self.heads[at] = h;
+        }
+    }
+
     /// Adds `slot` under `digest`.
     pub(crate) fn insert(&mut self, digest: u128, slot: u32) {
         let s = slot as usize;
         if self.next.len() <= s {
             self.next.resize(s + 1, NONE);
+            self.digests.resize(s + 1, [0; 4]);
         }
-        let prev = self.heads.insert(key(digest), slot).unwrap_or(NONE);
-        self.next[s] = prev;
+        let k = key(digest);
+        self.digests[s] = k;
+        self.fit(self.distinct + 1);
+        let (at, found) = self.probe(&k);
+        self.next[s] = if found { self.heads[at] } else { NONE };
+        self.distinct += usize::from(!found);
+        self.heads[at] = slot;
+    }
+
+    /// The newest slot under `digest`, `NONE` when there is none.
+    fn head(&self, digest: &u128) -> u32 {
+        if self.heads.is_empty() {
+            return NONE;
+        }
+        match self.probe(&key(*digest)) {
+            (at, true) => self.heads[at],
+            _ => NONE,
+        }
     }
 
     /// Calls `f` with every slot under `digest`, newest first.
     pub(crate) fn for_each(&self, digest: &u128, mut f: impl FnMut(u32)) {
-        let mut cur = self.heads.get(&key(*digest)).copied().unwrap_or(NONE);
+        let mut cur = self.head(digest);
         while cur != NONE {
             f(cur);
             cur = self.next[cur as usize];
@@ -71,20 +129,19 @@ impl Chains {
 
     /// Makes room for `more` slots under as many new digests.
     pub(crate) fn reserve(&mut self, more: usize) {
-        self.heads.reserve(more);
+        self.fit(self.distinct.saturating_add(more));
         self.next.reserve(more);
+        self.digests.reserve(more);
     }
 
     /// Whether any slot is under `digest`.
     pub(crate) fn contains(&self, digest: &u128) -> bool {
-        self.heads.contains_key(&key(*digest))
+        self.head(digest) != NONE
     }
 
-    /// Approximate heap bytes: the map's buckets (an entry and a control byte each) and the
-    /// links.
+    /// Heap bytes: the heads, the digests and the links.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.heads.capacity() * (std::mem::size_of::<([u32; 4], u32)>() + 1)
-            + self.next.capacity() * 4
+        self.heads.capacity() * 4 + self.digests.capacity() * 16 + self.next.capacity() * 4
     }
 }
 
@@ -164,5 +221,46 @@ impl Detector for ExactDetector {
 
     fn heap_bytes(&self) -> usize {
         self.chains.heap_bytes() + self.docs.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        /// The chains against a map of digests to their slots, newest first, whatever the
+        /// digests (low bits shared, so probes collide) and however often one repeats.
+        #[test]
+        fn chains_equal_a_map(
+            digests in proptest::collection::vec((0u8..40, any::<u8>()), 0..400),
+            reserve in 0usize..300,
+            gaps in proptest::collection::vec(1u32..4, 0..400),
+        ) {
+            let mut chains = Chains::default();
+            chains.reserve(reserve);
+            let mut model: HashMap<u128, Vec<u32>> = HashMap::new();
+            let mut slot = 0u32;
+            for (i, &(d, high)) in digests.iter().enumerate() {
+                // Few distinct values in the low words: long probe runs and repeats.
+                let digest = u128::from(d) | u128::from(high % 4) << 100;
+                slot += gaps.get(i).copied().unwrap_or(1);
+                chains.insert(digest, slot);
+                model.entry(digest).or_default().insert(0, slot);
+            }
+            for d in 0u8..40 {
+                for high in 0u8..4 {
+                    let digest = u128::from(d) | u128::from(high) << 100;
+                    let mut got = Vec::new();
+                    chains.for_each(&digest, |s| got.push(s));
+                    let want = model.get(&digest).cloned().unwrap_or_default();
+                    prop_assert_eq!(chains.contains(&digest), !want.is_empty());
+                    prop_assert_eq!(got, want);
+                }
+            }
+            prop_assert!(chains.distinct * 4 <= chains.heads.len() * 3 || chains.heads.is_empty());
+        }
     }
 }
