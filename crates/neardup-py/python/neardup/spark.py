@@ -28,7 +28,9 @@ Stages (each materialised once; ``metrics=`` receives their wall times and sizes
    bucket of ``k`` *distinct* signatures still yields ``k(k-1)/2`` pairs: confirmation is not
    transitive, so no pair of a bucket can be skipped without changing the graph;
    ``metrics["largest_bucket"]`` reports the largest bucket a pair was found in.) The
-   shuffle carries each distinct signature once a band (18 × 128 bytes by default).
+   shuffle carries each distinct signature once a band (18 × 128 bytes by default), in at
+   least ``spark.sql.shuffle.partitions`` partitions and enough that none holds more than a
+   million rows (a task's Python worker holds its partition: ~150 MB).
 4. **components** — connected components: on one task, by union-find in memory
    (:func:`neardup.components`), when at most ``max_edges_on_one_task`` pairs were confirmed
    (10 million by default); else by alternating *large-star* and *small-star* rounds (Kiveris
@@ -86,6 +88,9 @@ OUTPUT_COLUMNS = ("duplicate_of", "cluster", "keep", "matched", "similarity", "e
 _POS, _ID, _TEXT = "__nd_pos", "__nd_id", "__nd_text"
 _SIG, _KEYS, _VALID, _CHARS, _REP = "__nd_sig", "__nd_keys", "__nd_valid", "__nd_chars", "__nd_rep"
 _NULL = "__nd_null"
+
+#: Bucket rows (a node's signature and key in one band) a candidates partition holds at most.
+_BUCKET_ROWS = 1_000_000
 
 _ORDERABLE = (T.IntegralType, T.StringType, T.DecimalType, T.DateType, T.TimestampType)
 
@@ -486,7 +491,15 @@ def dedup(
     # 3. candidates, confirmed: every node's row in each band, grouped by band key (one
     # shuffle); each bucket's pairs found and confirmed where the bucket lies, each pair once
     # (from the lowest band its two nodes share)
-    rows = nodes.select("node", _SIG, F.posexplode(_KEYS).alias("band", "key")).repartition("band", "key")
+    # A partition's rows are held at once by its Python worker: at most ~_BUCKET_ROWS of them
+    # (~150 bytes each), however large the input.
+    parts = max(
+        int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200),
+        -(-m["distinct_signatures"] * m["bands"] // _BUCKET_ROWS),
+    )
+    rows = nodes.select("node", _SIG, F.posexplode(_KEYS).alias("band", "key")).repartition(
+        parts, "band", "key"
+    )
     pair_schema = T.StructType(
         [
             T.StructField("a", pos_type, False),
