@@ -493,10 +493,11 @@ def dedup(
     # (from the lowest band its two nodes share)
     # A partition's rows are held at once by its Python worker: at most ~_BUCKET_ROWS of them
     # (~150 bytes each), however large the input.
-    parts = max(
-        int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200),
-        -(-m["distinct_signatures"] * m["bands"] // _BUCKET_ROWS),
-    )
+    try:
+        shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
+    except ValueError:  # a setting such as "auto"
+        shuffle = 200
+    parts = max(shuffle, -(-m["distinct_signatures"] * m["bands"] // _BUCKET_ROWS))
     rows = nodes.select("node", _SIG, F.posexplode(_KEYS).alias("band", "key")).repartition(
         parts, "band", "key"
     )
