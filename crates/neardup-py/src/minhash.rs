@@ -278,10 +278,6 @@ impl MinHash {
         }
         let det = &self.det;
         let found = py.allow_threads(|| {
-            let row_keys: Vec<u64> = sigs
-                .chunks_exact(p)
-                .flat_map(|s| det.band_keys(s))
-                .collect();
             let mut order: Vec<u32> = (0..n as u32).collect();
             order.sort_unstable_by_key(|&i| {
                 (bands[i as usize], keys[i as usize], ranks[i as usize])
@@ -297,17 +293,21 @@ impl MinHash {
                     end += 1;
                 }
                 let bucket = &order[start..end];
+                // Band keys only of rows that share a bucket (most rows are alone in theirs).
+                let row_keys: Vec<Vec<u64>> = if bucket.len() > 1 {
+                    let sig = |x: u32| &sigs[x as usize * p..(x as usize + 1) * p];
+                    bucket.iter().map(|&x| det.band_keys(sig(x))).collect()
+                } else {
+                    Vec::new()
+                };
                 for (at, &x) in bucket.iter().enumerate() {
                     let (x, band) = (x as usize, bands[x as usize] as usize);
-                    for &y in &bucket[at + 1..] {
+                    for (at_y, &y) in bucket.iter().enumerate().skip(at + 1) {
                         let y = y as usize;
                         if ranks[x] == ranks[y] {
                             continue; // one node's rows
                         }
-                        let (kx, ky) = (
-                            &row_keys[x * b..x * b + band],
-                            &row_keys[y * b..y * b + band],
-                        );
+                        let (kx, ky) = (&row_keys[at][..band], &row_keys[at_y][..band]);
                         if kx.iter().zip(ky).any(|(u, v)| u == v) {
                             continue; // reported from a lower band
                         }
