@@ -68,6 +68,10 @@ pub(super) const HELD: u8 = 128;
 /// In memory only, on the version byte: the short part's text is left out (the segment's
 /// detector holds it) — `chars u32 | han u8 | n u16 | tags u32×n`; refused by [`decode`].
 pub(super) const TEXT_HELD: u8 = 0x80;
+/// In memory only, on the version byte: the indexed body's short text is left out, and its
+/// MinHash part where its flags say [`STRIPPED`] (the segment's body detector holds both);
+/// refused by [`decode`].
+pub(super) const BODY_HELD: u8 = 0x40;
 
 /// Appends the encoding of `s` to `out`.
 pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
@@ -77,13 +81,36 @@ pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
 /// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
 /// when `hold` (see [`HELD`]); `version` is [`VERSION`] but in tests of older versions.
 pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool, version: u8) {
-    encode_parts(d, out, strip, hold, false, version)
+    encode_parts(d, out, strip, hold, Kept::default(), version)
 }
 
-/// The encoding a segment's index keeps in memory: [`encode_with`] at [`VERSION`], and the
-/// short part's text left out when it has one (see [`TEXT_HELD`]).
-pub(super) fn encode_kept(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: bool) {
-    encode_parts(d, out, strip, hold, d.auto.short.is_some(), VERSION)
+/// The encoding a segment's index keeps in memory: [`encode_with`] at [`VERSION`], the short
+/// part's text left out when it has one (see [`TEXT_HELD`]), and an indexed body's short text
+/// and, when `strip_body`, its MinHash part (see [`BODY_HELD`]).
+pub(super) fn encode_kept(
+    d: &DocSketch,
+    out: &mut Vec<u8>,
+    strip: bool,
+    hold: bool,
+    strip_body: bool,
+) {
+    let kept = Kept {
+        text: d.auto.short.is_some(),
+        body: d.index_body && d.body.is_some(),
+        strip_body,
+    };
+    encode_parts(d, out, strip, hold, kept, VERSION)
+}
+
+/// What an in-memory encoding leaves out of a document's text and body.
+#[derive(Clone, Copy, Default)]
+struct Kept {
+    /// The short part's text ([`TEXT_HELD`]).
+    text: bool,
+    /// The indexed body's short text ([`BODY_HELD`]).
+    body: bool,
+    /// With `body`: its MinHash part too.
+    strip_body: bool,
 }
 
 fn encode_parts(
@@ -91,19 +118,22 @@ fn encode_parts(
     out: &mut Vec<u8>,
     strip: bool,
     hold: bool,
-    text_held: bool,
+    kept: Kept,
     version: u8,
 ) {
     debug_assert!(
         d.deferred.is_none(),
         "a put-off sketch is completed before it is encoded"
     );
-    debug_assert!(!text_held || version == VERSION);
-    out.push(if text_held {
-        version | TEXT_HELD
-    } else {
-        version
-    });
+    debug_assert!(!(kept.text || kept.body) || version == VERSION);
+    let mut v = version;
+    if kept.text {
+        v |= TEXT_HELD;
+    }
+    if kept.body {
+        v |= BODY_HELD;
+    }
+    out.push(v);
     let mut flags = 0;
     if let Some(v) = &d.veto {
         flags |= LINES;
@@ -111,7 +141,7 @@ fn encode_parts(
             flags |= if hold { HELD } else { DISTINCT };
         }
     }
-    write_auto(out, &d.auto, flags, strip, text_held, version);
+    write_auto(out, &d.auto, flags, strip, kept.text, version);
     if let Some(v) = &d.veto {
         out.extend_from_slice(&(v.lines.len() as u32).to_le_bytes());
         for k in &v.lines {
@@ -148,7 +178,8 @@ fn encode_parts(
             match d.body.as_ref().filter(|_| d.index_body) {
                 Some(b) => {
                     out.push(1);
-                    write_auto(out, b, 0, false, false, version);
+                    let strip = kept.body && kept.strip_body && b.minhash.is_some();
+                    write_auto(out, b, 0, strip, kept.body, version);
                 }
                 None => out.push(0),
             }
@@ -303,10 +334,10 @@ pub(in crate::engine) fn has_minhash(b: &[u8]) -> bool {
 /// Decodes a sketch written by [`encode`]; `Err` says what is wrong.
 pub(in crate::engine) fn decode(b: &[u8]) -> Result<DocSketch, String> {
     if b.get(21).is_some_and(|f| f & (STRIPPED | HELD) != 0)
-        || b.first().is_some_and(|v| v & TEXT_HELD != 0)
+        || b.first().is_some_and(|v| v & (TEXT_HELD | BODY_HELD) != 0)
     {
         return Err(
-            "a sketch with a part left out (its MinHash, its distinct part or its short text) is not a stored form"
+            "a sketch with a part left out (its MinHash, its distinct part, its short text or its body's) is not a stored form"
                 .into(),
         );
     }
@@ -316,10 +347,21 @@ pub(in crate::engine) fn decode(b: &[u8]) -> Result<DocSketch, String> {
 /// [`decode`], also of an encoding with parts left out (they are then `None`; a held short
 /// text is empty).
 pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
+    decode_kept(b).map(|(s, _)| s)
+}
+
+/// [`decode_any`], and whether the body's MinHash part was left out (its flags say
+/// [`STRIPPED`]).
+pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
-    let text_held = v == VERSION | TEXT_HELD;
-    let v = if text_held { VERSION } else { v };
+    let (text_held, body_held) = (v & TEXT_HELD != 0, v & BODY_HELD != 0);
+    let v = v & !(TEXT_HELD | BODY_HELD);
+    if (text_held || body_held) && v != VERSION {
+        return Err(format!(
+            "sketch encoding version {v} with a part left out, which only version {VERSION} leaves out"
+        ));
+    }
     if ![
         VERSION, VERSION_6, VERSION_5, VERSION_4, VERSION_3, VERSION_2, VERSION_1,
     ]
@@ -408,6 +450,7 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
     } else {
         None
     };
+    let mut body_stripped = false;
     let body = if v >= VERSION_5 && veto.is_some() {
         match r.u8()? {
             0 => None,
@@ -415,26 +458,36 @@ pub(super) fn decode_any(b: &[u8]) -> Result<DocSketch, String> {
                 let exact = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
                 let chars = r.u32()? as usize;
                 let flags = r.u8()?;
-                if flags & !(SHORT | SIMHASH | MINHASH | SHINGLES) != 0 {
+                let parts = SHORT | SIMHASH | MINHASH | SHINGLES;
+                let left_out = if body_held { STRIPPED } else { 0 };
+                if flags & !(parts | left_out) != 0
+                    || flags & (MINHASH | STRIPPED) == MINHASH | STRIPPED
+                {
                     return Err(format!("body flags {flags:#04x}: a body has no such part"));
                 }
-                Some(read_auto(&mut r, v, exact, chars, flags, false)?)
+                body_stripped = flags & STRIPPED != 0;
+                Some(read_auto(&mut r, v, exact, chars, flags, body_held)?)
             }
             x => return Err(format!("body flag {x}")),
         }
+    } else if body_held {
+        return Err("a body left out of a sketch without one".into());
     } else {
         None
     };
     if r.at != b.len() {
         return Err(format!("{} bytes after the sketch", b.len() - r.at));
     }
-    Ok(DocSketch {
-        index_body: body.is_some(),
-        body,
-        auto,
-        veto,
-        deferred: None,
-    })
+    Ok((
+        DocSketch {
+            index_body: body.is_some(),
+            body,
+            auto,
+            veto,
+            deferred: None,
+        },
+        body_stripped,
+    ))
 }
 
 /// The parts of an `auto` sketch (after its `flags`), in an encoding of version `v` (the

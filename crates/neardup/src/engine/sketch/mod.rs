@@ -11,7 +11,7 @@ use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
 mod encoding;
 
 pub(super) use encoding::{decode, encode, has_minhash};
-use encoding::{decode_any, encode_kept, HELD, STRIPPED, TEXT_HELD};
+use encoding::{decode_any, decode_kept, encode_kept, BODY_HELD, HELD, STRIPPED, TEXT_HELD};
 
 /// A document's sketch in the engine: the `auto` detector's, and under the template veto the
 /// veto's.
@@ -184,8 +184,9 @@ impl SketchIndex {
     /// Adds a document, and its body when it is indexed (into a detector `make` makes for the
     /// segment's first). Its encoded sketch is kept for snapshots — without the MinHash
     /// signature and band keys when the detector keeps the signature (it gives them back),
-    /// without a short text's text (the detector holds it) and without the distinct part (the
-    /// index holds it).
+    /// without a short text's text (the detector holds it), without the distinct part (the
+    /// index holds it) and without an indexed body's text and signature (the body detector
+    /// holds them).
     pub(super) fn insert(
         &mut self,
         handle: u32,
@@ -201,8 +202,15 @@ impl SketchIndex {
             .as_ref()
             .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
         let hold = sketch.veto.as_ref().is_some_and(|v| v.part.is_some());
-        if strip || hold || sketch.auto.short.is_some() {
-            encode_kept(&sketch, &mut self.blobs, strip, hold);
+        let body = sketch.index_body && sketch.body.is_some();
+        // The body detector is built as `det` is: it keeps signatures if `det` does.
+        let strip_body = sketch
+            .body
+            .as_ref()
+            .and_then(|b| b.minhash.as_ref())
+            .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
+        if strip || hold || body || sketch.auto.short.is_some() {
+            encode_kept(&sketch, &mut self.blobs, strip, hold, strip_body);
         } else {
             self.blobs.extend_from_slice(blob);
         }
@@ -241,16 +249,32 @@ impl SketchIndex {
     pub(super) fn blob(&self, pos: usize) -> std::borrow::Cow<'_, [u8]> {
         let b = self.raw(pos);
         let text_held = b[0] & TEXT_HELD != 0;
-        if !text_held && b.get(21).is_none_or(|f| f & (STRIPPED | HELD) == 0) {
+        let body_held = b[0] & BODY_HELD != 0;
+        if !text_held && !body_held && b.get(21).is_none_or(|f| f & (STRIPPED | HELD) == 0) {
             return std::borrow::Cow::Borrowed(b);
         }
-        let mut s = decode_any(b).expect("a sketch this index encoded");
+        let (mut s, body_stripped) = decode_kept(b).expect("a sketch this index encoded");
         if let Some(sh) = s.auto.short.as_mut().filter(|_| text_held) {
             sh.text = self
                 .det
                 .short_text_of(pos as u32)
                 .expect("the detector holds the short text of every document it indexed")
                 .into();
+        }
+        if let Some(body) = s.body.as_mut().filter(|_| body_held) {
+            let bodies = self
+                .bodies
+                .as_ref()
+                .expect("a segment that indexed a body has a body detector");
+            if let Some(sh) = body.short.as_mut() {
+                sh.text = bodies
+                    .short_text_of(pos as u32)
+                    .expect("the body detector holds the short text of every body it indexed")
+                    .into();
+            }
+            if body_stripped {
+                body.minhash = bodies.minhash_sketch_of(pos as u32);
+            }
         }
         if b[21] & STRIPPED != 0 {
             s.auto.minhash = self.det.minhash_sketch_of(pos as u32);

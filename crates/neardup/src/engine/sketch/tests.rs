@@ -368,9 +368,10 @@ fn version_1_sketches_with_a_distinct_part_are_refused_not_misread() {
 }
 
 /// The index keeps long documents' sketches without their signature (the detector holds
-/// it), short ones' without their text (the detector holds it too) and both without their
-/// distinct part (the index holds it), and gives back exactly what `encode` wrote; a stripped
-/// encoding is never read back as a stored one.
+/// it), short ones' without their text (the detector holds it too), both without their
+/// distinct part (the index holds it) and an indexed body without its text and signature (the
+/// body detector holds them), and gives back exactly what `encode` wrote; a stripped encoding
+/// is never read back as a stored one.
 #[test]
 fn index_gives_back_the_full_encoding() {
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
@@ -383,6 +384,11 @@ fn index_gives_back_the_full_encoding() {
         encode(&s, &mut b);
         // `n u16 | width u8 | n` one-byte entries, and the distinct part.
         left_out += s.auto.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
+        // An indexed body's: `len u32 | text` and its signature.
+        if let Some(body) = s.body.as_ref().filter(|_| s.index_body) {
+            left_out += body.short.as_ref().map_or(0, |sh| 4 + sh.text.len());
+            left_out += body.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
+        }
         let lines = s.veto.as_ref().map(|v| v.lines.clone()).unwrap_or_default();
         idx.insert(i as u32, i as u64, s, &b, &make);
         assert_eq!(idx.lines(i), lines);
@@ -409,8 +415,17 @@ fn index_gives_back_the_full_encoding() {
     let text = short.auto.short.as_ref().expect("a short text").text.len();
     let (mut whole, mut held) = (Vec::new(), Vec::new());
     encode(short, &mut whole);
-    encode_kept(short, &mut held, false, false);
+    encode_kept(short, &mut held, false, false, false);
     assert_eq!(held.len(), whole.len() - 4 - text);
+    assert!(decode(&held).unwrap_err().contains("not a stored form"));
+    // So is a sketch kept without its body's parts.
+    let with_body = sketches(&det)
+        .into_iter()
+        .find(|s| s.index_body && s.body.as_ref().is_some_and(|b| b.short.is_some()))
+        .expect("a sketch with a short indexed body");
+    let mut held = Vec::new();
+    encode_kept(&with_body, &mut held, false, false, true);
+    assert!(held[0] & BODY_HELD != 0);
     assert!(decode(&held).unwrap_err().contains("not a stored form"));
 }
 
@@ -544,7 +559,7 @@ proptest::proptest! {
         for kept in [false, true] {
             let mut b = Vec::new();
             if kept {
-                encode_kept(s, &mut b, false, false);
+                encode_kept(s, &mut b, false, false, true);
             } else {
                 encode(s, &mut b);
             }
