@@ -13,8 +13,10 @@ two results are checked to agree (clusters, evidence). MB/s counts the JSONL byt
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +52,7 @@ def main() -> None:
 
     docs = [json.loads(line) for p in args.corpus for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
     work = Path(tempfile.mkdtemp(prefix="neardup-spark-bench-"))
+    atexit.register(shutil.rmtree, work, True)  # ~1.5 times the input: never left behind
     inputs = list(args.corpus)
     if args.replicas > 1:
         docs = docs + [
