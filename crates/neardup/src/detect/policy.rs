@@ -265,6 +265,16 @@ impl AutoDetector {
         ))
     }
 
+    /// The exact digest document `doc` was indexed with (`None` when the exact stage is off).
+    pub fn exact_of(&self, doc: u32) -> Option<u128> {
+        self.opts.exact.then(|| self.exact.digest_of(doc)).flatten()
+    }
+
+    /// Whether the exact stage keeps each document's digest ([`AutoDetector::exact_of`]).
+    pub fn keeps_exact(&self) -> bool {
+        self.opts.exact
+    }
+
     /// Whether a document whose normalised text has exact digest `digest` is indexed (always
     /// `false` when the exact stage is off).
     pub fn has_exact(&self, digest: u128) -> bool {

@@ -134,6 +134,12 @@ impl Chains {
         self.digests.reserve(more);
     }
 
+    /// The digest of `slot` (zero for a slot never inserted).
+    pub(crate) fn digest(&self, slot: usize) -> Option<u128> {
+        let [a, b, c, d] = *self.digests.get(slot)?;
+        Some(u128::from(a) | u128::from(b) << 32 | u128::from(c) << 64 | u128::from(d) << 96)
+    }
+
     /// Whether any slot is under `digest`.
     pub(crate) fn contains(&self, digest: &u128) -> bool {
         self.head(digest) != NONE
@@ -186,6 +192,17 @@ impl ExactDetector {
     /// Whether a document with this digest is indexed.
     pub fn contains(&self, digest: u128) -> bool {
         self.chains.contains(&digest)
+    }
+
+    /// The digest document `doc` was indexed with, when it was (documents inserted in
+    /// ascending order, as the engine and batch dedup insert them, are found by a search).
+    pub fn digest_of(&self, doc: u32) -> Option<u128> {
+        let slot = if self.docs.get(doc as usize) == Some(&doc) {
+            doc as usize
+        } else {
+            self.docs.binary_search(&doc).ok()?
+        };
+        self.chains.digest(slot)
     }
 }
 
@@ -261,6 +278,35 @@ mod tests {
                 }
             }
             prop_assert!(chains.distinct * 4 <= chains.heads.len() * 3 || chains.heads.is_empty());
+            // Each slot gives back the digest it was inserted with.
+            let mut slot = 0u32;
+            for (i, &(d, high)) in digests.iter().enumerate() {
+                slot += gaps.get(i).copied().unwrap_or(1);
+                let digest = u128::from(d) | u128::from(high % 4) << 100;
+                prop_assert_eq!(chains.digest(slot as usize), Some(digest));
+            }
+        }
+
+        /// A detector gives back the digest each document was indexed with, documents numbered
+        /// densely or sparsely (a segment's bodies), and nothing for one it never indexed.
+        #[test]
+        fn digest_of_gives_back_each_documents_digest(
+            gaps in proptest::collection::vec(1u32..4, 1..200),
+        ) {
+            let fp = crate::Fingerprinter::new(crate::FingerprintConfig::default()).unwrap();
+            let mut det = ExactDetector::new(fp);
+            let mut doc = 0u32;
+            let mut docs = Vec::new();
+            for (i, &g) in gaps.iter().enumerate() {
+                doc += g - 1;
+                det.insert(doc, i as u128 * 0x9e37_79b9_7f4a_7c15);
+                docs.push(doc);
+                doc += 1;
+            }
+            for (i, &d) in docs.iter().enumerate() {
+                prop_assert_eq!(det.digest_of(d), Some(i as u128 * 0x9e37_79b9_7f4a_7c15));
+            }
+            prop_assert_eq!(det.digest_of(doc + 1), None);
         }
     }
 }

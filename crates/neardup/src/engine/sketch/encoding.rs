@@ -72,6 +72,22 @@ pub(super) const TEXT_HELD: u8 = 0x80;
 /// MinHash part where its flags say [`STRIPPED`] (the segment's body detector holds both);
 /// refused by [`decode`].
 pub(super) const BODY_HELD: u8 = 0x40;
+/// In memory only, on the version byte: the exact digest is left out — `v u8 | chars u32 |
+/// flags u8 | …` — and, with [`BODY_HELD`], the body's too (the segment's detectors hold
+/// them); refused by [`decode`].
+pub(super) const EXACT_HELD: u8 = 0x20;
+/// Every in-memory bit of the version byte.
+const KEPT_BITS: u8 = TEXT_HELD | BODY_HELD | EXACT_HELD;
+
+/// Where the flags of a kept encoding `b` are (after the version byte, the exact digest unless
+/// it is left out, and the character count).
+pub(super) fn flags_at(b: &[u8]) -> usize {
+    if b.first().is_some_and(|v| v & EXACT_HELD != 0) {
+        5
+    } else {
+        21
+    }
+}
 
 /// Appends the encoding of `s` to `out`.
 pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
@@ -85,19 +101,22 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
 }
 
 /// The encoding a segment's index keeps in memory: [`encode_with`] at [`VERSION`], the short
-/// part's text left out when it has one (see [`TEXT_HELD`]), and an indexed body's short text
-/// and, when `strip_body`, its MinHash part (see [`BODY_HELD`]).
+/// part's text left out when it has one (see [`TEXT_HELD`]), an indexed body's short text
+/// and, when `strip_body`, its MinHash part (see [`BODY_HELD`]), and with `exact` the exact
+/// digests (see [`EXACT_HELD`]).
 pub(super) fn encode_kept(
     d: &DocSketch,
     out: &mut Vec<u8>,
     strip: bool,
     hold: bool,
     strip_body: bool,
+    exact: bool,
 ) {
     let kept = Kept {
         text: d.auto.short.is_some(),
         body: d.index_body && d.body.is_some(),
         strip_body,
+        exact,
     };
     encode_parts(d, out, strip, hold, kept, VERSION)
 }
@@ -111,6 +130,8 @@ struct Kept {
     body: bool,
     /// With `body`: its MinHash part too.
     strip_body: bool,
+    /// The exact digest, and with `body` the body's ([`EXACT_HELD`]).
+    exact: bool,
 }
 
 fn encode_parts(
@@ -125,13 +146,16 @@ fn encode_parts(
         d.deferred.is_none(),
         "a put-off sketch is completed before it is encoded"
     );
-    debug_assert!(!(kept.text || kept.body) || version == VERSION);
+    debug_assert!(!(kept.text || kept.body || kept.exact) || version == VERSION);
     let mut v = version;
     if kept.text {
         v |= TEXT_HELD;
     }
     if kept.body {
         v |= BODY_HELD;
+    }
+    if kept.exact {
+        v |= EXACT_HELD;
     }
     out.push(v);
     let mut flags = 0;
@@ -141,7 +165,7 @@ fn encode_parts(
             flags |= if hold { HELD } else { DISTINCT };
         }
     }
-    write_auto(out, &d.auto, flags, strip, kept.text, version);
+    write_auto(out, &d.auto, flags, strip, kept.text, kept.exact, version);
     if let Some(v) = &d.veto {
         out.extend_from_slice(&(v.lines.len() as u32).to_le_bytes());
         for k in &v.lines {
@@ -179,7 +203,15 @@ fn encode_parts(
                 Some(b) => {
                     out.push(1);
                     let strip = kept.body && kept.strip_body && b.minhash.is_some();
-                    write_auto(out, b, 0, strip, kept.body, version);
+                    write_auto(
+                        out,
+                        b,
+                        0,
+                        strip,
+                        kept.body,
+                        kept.body && kept.exact,
+                        version,
+                    );
                 }
                 None => out.push(0),
             }
@@ -188,16 +220,20 @@ fn encode_parts(
 }
 
 /// Writes an `auto` sketch: `exact u128 | chars u32 | flags u8` (`flags` with the bits of its
-/// parts added) and its parts, the short part's text left out when `text_held`.
+/// parts added) and its parts, the short part's text left out when `text_held`, the exact
+/// digest when `exact_held`.
 fn write_auto(
     out: &mut Vec<u8>,
     s: &AutoSketch,
     mut flags: u8,
     strip: bool,
     text_held: bool,
+    exact_held: bool,
     version: u8,
 ) {
-    out.extend_from_slice(&s.exact.to_le_bytes());
+    if !exact_held {
+        out.extend_from_slice(&s.exact.to_le_bytes());
+    }
     out.extend_from_slice(&(s.chars.min(u32::MAX as usize) as u32).to_le_bytes());
     if s.short.is_some() {
         flags |= SHORT;
@@ -334,7 +370,7 @@ pub(in crate::engine) fn has_minhash(b: &[u8]) -> bool {
 /// Decodes a sketch written by [`encode`]; `Err` says what is wrong.
 pub(in crate::engine) fn decode(b: &[u8]) -> Result<DocSketch, String> {
     if b.get(21).is_some_and(|f| f & (STRIPPED | HELD) != 0)
-        || b.first().is_some_and(|v| v & (TEXT_HELD | BODY_HELD) != 0)
+        || b.first().is_some_and(|v| v & KEPT_BITS != 0)
     {
         return Err(
             "a sketch with a part left out (its MinHash, its distinct part, its short text or its body's) is not a stored form"
@@ -356,8 +392,9 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
     let mut r = Reader { b, at: 0 };
     let v = r.u8()?;
     let (text_held, body_held) = (v & TEXT_HELD != 0, v & BODY_HELD != 0);
-    let v = v & !(TEXT_HELD | BODY_HELD);
-    if (text_held || body_held) && v != VERSION {
+    let exact_held = v & EXACT_HELD != 0;
+    let v = v & !KEPT_BITS;
+    if (text_held || body_held || exact_held) && v != VERSION {
         return Err(format!(
             "sketch encoding version {v} with a part left out, which only version {VERSION} leaves out"
         ));
@@ -371,7 +408,11 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
             "sketch encoding version {v}, this build reads version {VERSION}"
         ));
     }
-    let exact = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
+    let exact = if exact_held {
+        0
+    } else {
+        u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"))
+    };
     let chars = r.u32()? as usize;
     let flags = r.u8()?;
     if v == VERSION_1 && flags & (DISTINCT | HELD) != 0 {
@@ -455,7 +496,11 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
         match r.u8()? {
             0 => None,
             1 => {
-                let exact = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
+                let exact = if exact_held && body_held {
+                    0
+                } else {
+                    u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"))
+                };
                 let chars = r.u32()? as usize;
                 let flags = r.u8()?;
                 let parts = SHORT | SIMHASH | MINHASH | SHINGLES;

@@ -11,7 +11,10 @@ use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
 mod encoding;
 
 pub(super) use encoding::{decode, encode, has_minhash};
-use encoding::{decode_any, decode_kept, encode_kept, BODY_HELD, HELD, STRIPPED, TEXT_HELD};
+use encoding::{
+    decode_any, decode_kept, encode_kept, flags_at, BODY_HELD, EXACT_HELD, HELD, STRIPPED,
+    TEXT_HELD,
+};
 
 /// A document's sketch in the engine: the `auto` detector's, and under the template veto the
 /// veto's.
@@ -209,8 +212,9 @@ impl SketchIndex {
             .as_ref()
             .and_then(|b| b.minhash.as_ref())
             .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
-        if strip || hold || body || sketch.auto.short.is_some() {
-            encode_kept(&sketch, &mut self.blobs, strip, hold, strip_body);
+        let exact = self.det.keeps_exact();
+        if strip || hold || body || exact || sketch.auto.short.is_some() {
+            encode_kept(&sketch, &mut self.blobs, strip, hold, strip_body, exact);
         } else {
             self.blobs.extend_from_slice(blob);
         }
@@ -250,10 +254,18 @@ impl SketchIndex {
         let b = self.raw(pos);
         let text_held = b[0] & TEXT_HELD != 0;
         let body_held = b[0] & BODY_HELD != 0;
-        if !text_held && !body_held && b.get(21).is_none_or(|f| f & (STRIPPED | HELD) == 0) {
+        let exact_held = b[0] & EXACT_HELD != 0;
+        let flags = b.get(flags_at(b)).copied().unwrap_or(0);
+        if !text_held && !body_held && !exact_held && flags & (STRIPPED | HELD) == 0 {
             return std::borrow::Cow::Borrowed(b);
         }
         let (mut s, body_stripped) = decode_kept(b).expect("a sketch this index encoded");
+        if exact_held {
+            s.auto.exact = self
+                .det
+                .exact_of(pos as u32)
+                .expect("the detector holds the exact digest of every document it indexed");
+        }
         if let Some(sh) = s.auto.short.as_mut().filter(|_| text_held) {
             sh.text = self
                 .det
@@ -275,8 +287,13 @@ impl SketchIndex {
             if body_stripped {
                 body.minhash = bodies.minhash_sketch_of(pos as u32);
             }
+            if exact_held {
+                body.exact = bodies
+                    .exact_of(pos as u32)
+                    .expect("the body detector holds the exact digest of every body it indexed");
+            }
         }
-        if b[21] & STRIPPED != 0 {
+        if flags & STRIPPED != 0 {
             s.auto.minhash = self.det.minhash_sketch_of(pos as u32);
         }
         if let Some(v) = s.veto.as_mut() {

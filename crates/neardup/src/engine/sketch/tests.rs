@@ -384,8 +384,11 @@ fn index_gives_back_the_full_encoding() {
         encode(&s, &mut b);
         // `n u16 | width u8 | n` one-byte entries, and the distinct part.
         left_out += s.auto.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
-        // An indexed body's: `len u32 | text` and its signature.
+        // The exact digest, and an indexed body's: its digest, `len u32 | text` and its
+        // signature.
+        left_out += 16;
         if let Some(body) = s.body.as_ref().filter(|_| s.index_body) {
+            left_out += 16;
             left_out += body.short.as_ref().map_or(0, |sh| 4 + sh.text.len());
             left_out += body.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
         }
@@ -415,16 +418,22 @@ fn index_gives_back_the_full_encoding() {
     let text = short.auto.short.as_ref().expect("a short text").text.len();
     let (mut whole, mut held) = (Vec::new(), Vec::new());
     encode(short, &mut whole);
-    encode_kept(short, &mut held, false, false, false);
+    encode_kept(short, &mut held, false, false, false, false);
     assert_eq!(held.len(), whole.len() - 4 - text);
     assert!(decode(&held).unwrap_err().contains("not a stored form"));
+    // And without its exact digest (the exact stage holds it).
+    let mut no_exact = Vec::new();
+    encode_kept(short, &mut no_exact, false, false, false, true);
+    assert_eq!(no_exact.len(), held.len() - 16);
+    assert!(no_exact[0] & EXACT_HELD != 0);
+    assert!(decode(&no_exact).unwrap_err().contains("not a stored form"));
     // So is a sketch kept without its body's parts.
     let with_body = sketches(&det)
         .into_iter()
         .find(|s| s.index_body && s.body.as_ref().is_some_and(|b| b.short.is_some()))
         .expect("a sketch with a short indexed body");
     let mut held = Vec::new();
-    encode_kept(&with_body, &mut held, false, false, true);
+    encode_kept(&with_body, &mut held, false, false, true, false);
     assert!(held[0] & BODY_HELD != 0);
     assert!(decode(&held).unwrap_err().contains("not a stored form"));
 }
@@ -559,7 +568,7 @@ proptest::proptest! {
         for kept in [false, true] {
             let mut b = Vec::new();
             if kept {
-                encode_kept(s, &mut b, false, false, true);
+                encode_kept(s, &mut b, false, false, true, true);
             } else {
                 encode(s, &mut b);
             }
