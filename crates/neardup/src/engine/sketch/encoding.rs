@@ -373,7 +373,7 @@ pub(in crate::engine) fn decode(b: &[u8]) -> Result<DocSketch, String> {
         || b.first().is_some_and(|v| v & KEPT_BITS != 0)
     {
         return Err(
-            "a sketch with a part left out (its MinHash, its distinct part, its short text or its body's) is not a stored form"
+            "a sketch with a part left out (its MinHash, its distinct part, its short text, its exact digest or its body's parts) is not a stored form"
                 .into(),
         );
     }
