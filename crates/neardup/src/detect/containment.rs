@@ -192,6 +192,52 @@ impl PackedBottomK {
         }
     }
 
+    /// The packed form as an encoding writes it: whether the sample is complete, its number of
+    /// hashes, the width of a gap in bits and the packed gaps (`⌈len · width / 8⌉` bytes).
+    pub fn parts(&self) -> (bool, u32, u8, &[u8]) {
+        (self.complete, self.len, self.width, &self.bits)
+    }
+
+    /// A packed sample from [`PackedBottomK::parts`], checked: a width of at most 32 bits,
+    /// as many bytes as the gaps take, and hashes that ascend strictly within 32 bits. `Err`
+    /// says what is wrong.
+    pub fn from_parts(
+        complete: bool,
+        len: u32,
+        width: u8,
+        bits: Box<[u8]>,
+    ) -> Result<PackedBottomK, String> {
+        if width > 32 {
+            return Err(format!(
+                "a guard sample's gaps of {width} bits (at most 32)"
+            ));
+        }
+        let want = (len as usize * width as usize).div_ceil(8);
+        if bits.len() != want {
+            return Err(format!(
+                "a guard sample of {len} gaps of {width} bits in {} bytes ({want} expected)",
+                bits.len()
+            ));
+        }
+        let p = PackedBottomK {
+            complete,
+            len,
+            width,
+            bits,
+        };
+        let (mut sum, mut i, mut ok) = (0u64, 0usize, true);
+        p.for_each_gap(|g| {
+            ok &= i == 0 || g > 0;
+            sum += u64::from(g);
+            ok &= sum <= u64::from(u32::MAX);
+            i += 1;
+        });
+        if !ok {
+            return Err("distinct part: a guard sample is not ascending".into());
+        }
+        Ok(p)
+    }
+
     /// The sample.
     pub fn unpack(&self) -> BottomK {
         let mut hashes = Vec::with_capacity(self.len as usize);
@@ -205,10 +251,19 @@ impl PackedBottomK {
     /// Calls `f` with each hash of the sample, ascending: each gap read from the eight bytes
     /// where it starts (a width of at most 32 bits and a shift of at most 7 fit in them).
     fn for_each_hash(&self, mut f: impl FnMut(u32)) {
+        let mut last = 0u32;
+        self.for_each_gap(|g| {
+            last = last.wrapping_add(g);
+            f(last);
+        });
+    }
+
+    /// Calls `f` with each gap of the sample (the first from 0), in order.
+    #[inline(always)]
+    fn for_each_gap(&self, mut f: impl FnMut(u32)) {
         let width = self.width as usize;
         let mask = (1u64 << width) - 1;
         let bits = &self.bits;
-        let mut last = 0u32;
         for i in 0..self.len as usize {
             let at = i * width;
             let byte = at / 8;
@@ -221,8 +276,7 @@ impl PackedBottomK {
                     u64::from_le_bytes(b)
                 }
             };
-            last = last.wrapping_add(((word >> (at % 8)) & mask) as u32);
-            f(last);
+            f(((word >> (at % 8)) & mask) as u32);
         }
     }
 

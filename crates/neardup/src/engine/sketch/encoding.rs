@@ -1,7 +1,7 @@
 //! The encoding of a document's sketch in log records, snapshots and Redis entries.
 //!
-//! Encoding, version 7 (every integer little endian):
-//! `7 u8 | exact u128 | chars u32 | flags u8` then, by flag,
+//! Encoding, version 8 (every integer little endian):
+//! `8 u8 | exact u128 | chars u32 | flags u8` then, by flag,
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | tags u32×n` — each band
 //! key's high 32 bits, all that a band table keeps of a key (a short text's candidates are
 //! confirmed on its text, never on its keys), read back as keys with the low 32 bits zero;
@@ -17,11 +17,14 @@
 //! `i / 8`, lowest first) when key `i` is a line's exact key and that line was repeated;
 //! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
 //! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
-//! part, each `complete u8 | n u16 | u32×n`;
+//! part, each `complete u8 | n u16 | width u8 | gaps` — the `n` ascending hashes as the gaps
+//! between them (the first from 0), `width` bits each, packed from the lowest bit of the first
+//! of `ceil(n · width / 8)` bytes (as `PackedBottomK` holds them);
 //! then, with `lines`, `body u8`: with 1 the document's indexed body follows as the whole is
 //! written (`exact u128 | chars u32 | flags u8` with only the `short`, `simhash`, `minhash`
 //! and `shingles` bits, then those parts).
-//! Version 6 wrote the short part's whole keys (`keys u64×n`); it is read.
+//! Version 7 wrote each guard sample's hashes as `u32×n` (no `width`); it is read.
+//! Version 6 also wrote the short part's whole keys (`keys u64×n`); it is read.
 //! Version 5 is version 6 without `thin`; it is read (the document is not judged
 //! template-only again). Version 4 is version 5 without `body`; it is read (no body is indexed). Version 3 wrote every signature entry as `u32` without `width`; it is read.
 //! Version 2 also wrote the band keys after the signature (`m u16 | keys u64×m`); it is read,
@@ -40,7 +43,9 @@ use crate::shorttext::ShortSketch;
 use crate::template_veto::DistinctPart;
 
 /// The version this build writes.
-pub(super) const VERSION: u8 = 7;
+pub(super) const VERSION: u8 = 8;
+/// Version 8 with the guard samples as lists of 32-bit hashes; read.
+pub(super) const VERSION_7: u8 = 7;
 /// Version 7 with the short part's whole band keys; read.
 pub(super) const VERSION_6: u8 = 6;
 /// Version 6 without `thin`; read.
@@ -189,11 +194,20 @@ fn encode_parts(
             }
             out.push(u8::from(p.samples.is_some()));
             if let Some((whole, part)) = &p.samples {
-                for b in [whole.unpack(), part.unpack()] {
-                    out.push(u8::from(b.complete));
-                    out.extend_from_slice(&(b.hashes.len() as u16).to_le_bytes());
-                    for h in b.hashes.iter() {
-                        out.extend_from_slice(&h.to_le_bytes());
+                for b in [whole, part] {
+                    if version >= VERSION {
+                        let (complete, len, width, bits) = b.parts();
+                        out.push(u8::from(complete));
+                        out.extend_from_slice(&(len as u16).to_le_bytes());
+                        out.push(width);
+                        out.extend_from_slice(bits);
+                    } else {
+                        let b = b.unpack();
+                        out.push(u8::from(b.complete));
+                        out.extend_from_slice(&(b.hashes.len() as u16).to_le_bytes());
+                        for h in b.hashes.iter() {
+                            out.extend_from_slice(&h.to_le_bytes());
+                        }
                     }
                 }
             }
@@ -255,7 +269,7 @@ fn write_auto(
             out.extend_from_slice(&(sh.text.len() as u32).to_le_bytes());
             out.extend_from_slice(sh.text.as_bytes());
         }
-        if version >= VERSION {
+        if version >= VERSION_7 {
             out.extend_from_slice(&(sh.keys.len() as u16).to_le_bytes());
             for k in &sh.keys {
                 out.extend_from_slice(&short_tag(*k).to_le_bytes());
@@ -400,7 +414,7 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
         ));
     }
     if ![
-        VERSION, VERSION_6, VERSION_5, VERSION_4, VERSION_3, VERSION_2, VERSION_1,
+        VERSION, VERSION_7, VERSION_6, VERSION_5, VERSION_4, VERSION_3, VERSION_2, VERSION_1,
     ]
     .contains(&v)
     {
@@ -462,6 +476,12 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
                     let mut sample = || -> Result<PackedBottomK, String> {
                         let complete = r.u8()? != 0;
                         let n = r.u16()? as usize;
+                        if v >= VERSION {
+                            let width = r.u8()?;
+                            let bytes = (n * width as usize).div_ceil(8);
+                            let bits = r.take(bytes)?.into();
+                            return PackedBottomK::from_parts(complete, n as u32, width, bits);
+                        }
                         let hashes: Box<[u32]> =
                             (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
                         if hashes.windows(2).any(|w| w[0] >= w[1]) {
@@ -560,7 +580,7 @@ fn read_auto(
             std::str::from_utf8(r.take(len)?)
                 .map_err(|_| "short-text sketch is not UTF-8".to_string())?
         };
-        let keys = if v >= VERSION {
+        let keys = if v >= VERSION_7 {
             let n = r.u16()? as usize;
             (0..n)
                 .map(|_| r.u32().map(from_short_tag))

@@ -2,6 +2,7 @@
 
 use super::encoding::{
     encode_with, VERSION, VERSION_1, VERSION_2, VERSION_3, VERSION_4, VERSION_5, VERSION_6,
+    VERSION_7,
 };
 use super::*;
 use crate::detect::containment::{BottomK, PackedBottomK};
@@ -113,6 +114,38 @@ fn without_body(s: &DocSketch) -> DocSketch {
     }
 }
 
+/// Version 7 wrote the guard samples as lists of 32-bit hashes: read as the same sketch;
+/// version 8 writes them packed, in fewer bytes.
+#[test]
+fn version_7_guard_samples_are_read_and_version_8_packs_them() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
+    let mut sampled = 0;
+    for s in sketches(&det) {
+        let (mut b7, mut b8) = (Vec::new(), Vec::new());
+        encode_with(&s, &mut b7, false, false, VERSION_7);
+        encode_with(&s, &mut b8, false, false, VERSION);
+        assert_eq!(decode(&b7).unwrap(), decode(&b8).unwrap());
+        assert_eq!(decode(&b8).unwrap(), as_stored(&s));
+        let samples = s
+            .veto
+            .as_ref()
+            .and_then(|v| v.part.as_ref()?.samples.as_ref());
+        if samples.is_some() {
+            assert!(
+                b8.len() < b7.len(),
+                "{} against {} bytes",
+                b8.len(),
+                b7.len()
+            );
+            sampled += 1;
+        } else {
+            assert_eq!(b8.len(), b7.len());
+        }
+    }
+    assert!(sampled > 0);
+}
+
 /// Version 5 did not mark thin pages: read, the page is not judged template-only again.
 #[test]
 fn version_5_sketches_are_read_as_not_thin() {
@@ -153,8 +186,9 @@ fn sketches_round_trip_and_damage_is_refused() {
     }
 }
 
-/// A guard sample is stored packed by its gaps, so one that is not ascending (a damaged
-/// sketch) is refused when read, not packed into nonsense.
+/// A guard sample is kept packed by its gaps, so one that is not ascending (a damaged sketch)
+/// is refused when read, not packed into nonsense: a version 7 list of hashes, and a version
+/// 8 packed sample whose gaps are zero or whose bytes do not match its width.
 #[test]
 fn a_guard_sample_out_of_order_is_refused() {
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
@@ -168,7 +202,7 @@ fn a_guard_sample_out_of_order_is_refused() {
         })
         .unwrap();
     let mut b = Vec::new();
-    encode(&with_samples, &mut b);
+    encode_with(&with_samples, &mut b, false, false, VERSION_7);
     assert_eq!(decode(&b).unwrap(), as_stored(&with_samples));
     // The encoding ends with the distinct part's sample, then the body's flag (0): the
     // sample's last two hashes swapped.
@@ -179,6 +213,31 @@ fn a_guard_sample_out_of_order_is_refused() {
     b[n - 4..].copy_from_slice(&before);
     b.push(0);
     assert!(decode(&b).unwrap_err().contains("not ascending"));
+    // Version 8: the last gaps zero.
+    let mut b = Vec::new();
+    encode(&with_samples, &mut b);
+    assert_eq!(decode(&b).unwrap(), as_stored(&with_samples));
+    let n = b.len() - 1;
+    b[n - 4..n].fill(0);
+    assert!(decode(&b).unwrap_err().contains("not ascending"));
+}
+
+/// A packed guard sample is read back only with as many bytes as its gaps take and a width
+/// of at most 32 bits.
+#[test]
+fn packed_samples_with_a_bad_width_or_length_are_refused() {
+    let sample = BottomK::new(&(0..300u32).map(|i| i * 7919 + 3).collect::<Vec<_>>(), 256);
+    let p = PackedBottomK::pack(&sample);
+    let (complete, len, width, bits) = p.parts();
+    let back = PackedBottomK::from_parts(complete, len, width, bits.into()).unwrap();
+    assert_eq!(back.unpack(), sample);
+    let short: Box<[u8]> = bits[..bits.len() - 1].into();
+    assert!(PackedBottomK::from_parts(complete, len, width, short)
+        .unwrap_err()
+        .contains("expected"));
+    assert!(PackedBottomK::from_parts(complete, len, 33, bits.into())
+        .unwrap_err()
+        .contains("at most 32"));
 }
 
 /// What a stored sketch reads back as: its band keys are left to the index.
@@ -236,7 +295,7 @@ fn version_6_short_keys_are_read_and_version_7_keeps_their_tags() {
     for s in sketches(&det) {
         let (mut b6, mut b7) = (Vec::new(), Vec::new());
         encode_with(&s, &mut b6, false, false, VERSION_6);
-        encode(&s, &mut b7);
+        encode_with(&s, &mut b7, false, false, VERSION_7);
         assert_eq!(decode(&b6).unwrap(), without_band_keys(&s));
         assert_eq!(decode(&b7).unwrap(), as_stored(&s));
         let keys: usize = std::iter::once(&s.auto)
