@@ -114,17 +114,20 @@ fn without_body(s: &DocSketch) -> DocSketch {
     }
 }
 
+/// `s` in encoding `version`.
+fn encoded(s: &DocSketch, version: u8) -> Vec<u8> {
+    let mut b = Vec::new();
+    encode_with(s, &mut b, false, false, version);
+    b
+}
+
 /// Version 7 wrote the guard samples as lists of 32-bit hashes: read as the same sketch;
 /// version 8 writes them packed, in fewer bytes.
 #[test]
 fn version_7_guard_samples_are_read_and_version_8_packs_them() {
-    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
-    let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
     let mut sampled = 0;
-    for s in sketches(&det) {
-        let (mut b7, mut b8) = (Vec::new(), Vec::new());
-        encode_with(&s, &mut b7, false, false, VERSION_7);
-        encode_with(&s, &mut b8, false, false, VERSION);
+    for s in sketches(shared_detector()) {
+        let (b7, b8) = (encoded(&s, VERSION_7), encoded(&s, VERSION));
         assert_eq!(decode(&b7).unwrap(), decode(&b8).unwrap());
         assert_eq!(decode(&b8).unwrap(), as_stored(&s));
         let samples = s
@@ -153,9 +156,7 @@ fn version_5_sketches_are_read_as_not_thin() {
     let det = AutoDetector::new(fp, PolicyOptions::default()).unwrap();
     let mut thin = 0;
     for s in sketches(&det) {
-        let (mut b5, mut b6) = (Vec::new(), Vec::new());
-        encode_with(&s, &mut b5, false, false, VERSION_5);
-        encode_with(&s, &mut b6, false, false, VERSION_6);
+        let (b5, b6) = (encoded(&s, VERSION_5), encoded(&s, VERSION_6));
         assert_eq!(decode(&b5).unwrap(), without_band_keys(&without_thin(&s)));
         if let Some(v) = &s.veto {
             let bits = v.thin.as_ref().map_or(0, |t| t.repeated.len());
