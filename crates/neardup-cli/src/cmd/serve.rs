@@ -388,6 +388,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None | Some("embedded") => {
             std::fs::create_dir_all(&data_dir)
                 .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
+            // A large window takes a while to recover (seconds a million documents): say so
+            // before the wait, not only after it.
+            eprintln!(
+                "neardup serve: opening data dir {} (recovering its documents)",
+                data_dir.display()
+            );
             let engine = Engine::open(&data_dir, fingerprinter, cfg, Arc::new(SystemClock))
                 .map_err(|e| anyhow::Error::new(with_flag_hint(e)))
                 .with_context(|| format!("cannot open data directory {}", data_dir.display()))?;
@@ -411,6 +417,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .redis_prefix
                 .or(file.redis_prefix)
                 .unwrap_or_else(|| "neardup".into());
+            eprintln!(
+                "neardup serve: applying the shared log of Redis {url} to the index in {}",
+                data_dir.display()
+            );
             let b = rt
                 .block_on(StreamEngine::connect(
                     url,

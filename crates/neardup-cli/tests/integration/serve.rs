@@ -252,6 +252,14 @@ fn serve_refuses_empty_token_warns_without_one_and_lists_routes() {
         seen.contains("WARNING: no --token") && seen.contains("web page"),
         "{seen}"
     );
+    // The recovery, which takes a while for a large window, is announced before it starts.
+    let opening = seen
+        .find("opening data dir")
+        .expect("the recovery announced");
+    assert!(
+        opening < seen.find("documents recovered in").unwrap(),
+        "{seen}"
+    );
     let mut s = TcpStream::connect(&addr).unwrap();
     let body = r#"{"id":"planted","fingerprint":"ff00"}"#;
     write!(
