@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use neardup::engine::{Engine, EngineConfig, EngineDetector, EngineError, SyncMode, SystemClock};
+use neardup::engine::{
+    Engine, EngineConfig, EngineDetector, EngineError, RecoveryProgress, SyncMode, SystemClock,
+};
 use neardup_redis::server::RedisHttpBackend;
 use neardup_redis::{RedisConfig, StreamEngine};
 use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerOptions};
@@ -394,9 +396,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "neardup serve: opening data dir {} (recovering its documents)",
                 data_dir.display()
             );
-            let engine = Engine::open(&data_dir, fingerprinter, cfg, Arc::new(SystemClock))
-                .map_err(|e| anyhow::Error::new(with_flag_hint(e)))
-                .with_context(|| format!("cannot open data directory {}", data_dir.display()))?;
+            let report = recovery_reporter();
+            let engine = Engine::open_with_progress(
+                &data_dir,
+                fingerprinter,
+                cfg,
+                Arc::new(SystemClock),
+                &report,
+            )
+            .map_err(|e| anyhow::Error::new(with_flag_hint(e)))
+            .with_context(|| format!("cannot open data directory {}", data_dir.display()))?;
             let stats = engine.stats();
             let origin = format!(
                 "data dir {}, {} documents recovered in {} ms",
@@ -614,6 +623,27 @@ fn with_flag_hint(e: EngineError) -> EngineError {
             }
         }
         e => e,
+    }
+}
+
+/// What `serve` prints while a data directory's snapshot is recovered: how far it has come,
+/// every five seconds at most (a small directory opens before the first line is due).
+fn recovery_reporter() -> impl Fn(RecoveryProgress) + Sync {
+    let last = std::sync::Mutex::new(std::time::Instant::now());
+    move |p: RecoveryProgress| {
+        if p.finished || p.snapshot_total == 0 {
+            return;
+        }
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        if last.elapsed() >= Duration::from_secs(5) {
+            *last = std::time::Instant::now();
+            eprintln!(
+                "neardup serve: recovering: {} of {} documents of the snapshot ({:.0} %)",
+                p.snapshot_done,
+                p.snapshot_total,
+                100.0 * p.snapshot_done as f64 / p.snapshot_total as f64
+            );
+        }
     }
 }
 

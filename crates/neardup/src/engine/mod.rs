@@ -271,6 +271,19 @@ impl Engine {
         cfg: EngineConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<Engine> {
+        Engine::open_with_progress(dir, fingerprinter, cfg, clock, &|_| {})
+    }
+
+    /// [`Engine::open`], telling `progress` how far the recovery has come: after each chunk
+    /// of the snapshot's documents, then once the log is replayed (what a service prints
+    /// while a large window comes back).
+    pub fn open_with_progress(
+        dir: impl AsRef<Path>,
+        fingerprinter: Fingerprinter,
+        cfg: EngineConfig,
+        clock: Arc<dyn Clock>,
+        progress: &(dyn Fn(RecoveryProgress) + Sync),
+    ) -> Result<Engine> {
         let started = Instant::now();
         let dir = dir.as_ref().to_path_buf();
         let retention_ms = i64::try_from(cfg.retention.as_millis()).unwrap_or(i64::MAX);
@@ -348,8 +361,14 @@ impl Engine {
                 segment_ms,
                 &head_layout,
                 &|| a.make(),
+                progress,
             )?,
         };
+        progress(RecoveryProgress {
+            snapshot_done: 0,
+            snapshot_total: 0,
+            finished: true,
+        });
 
         let shared = Arc::new(Shared {
             dir,

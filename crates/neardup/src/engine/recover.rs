@@ -241,6 +241,7 @@ pub(super) fn recover_sketches(
     segment_ms: i64,
     head_layout: &Layout,
     make: &dyn Fn() -> AutoDetector,
+    progress: &(dyn Fn(super::RecoveryProgress) + Sync),
 ) -> Result<(Inner, u64)> {
     let corrupt = |reason: String| EngineError::Corrupt {
         dir: dir.to_path_buf(),
@@ -356,6 +357,11 @@ pub(super) fn recover_sketches(
             });
             inserted?;
             ready = next;
+            progress(super::RecoveryProgress {
+                snapshot_done: (i * DECODE_AHEAD + chunk.len()) as u64,
+                snapshot_total: entries.len() as u64,
+                finished: false,
+            });
         }
     }
     for (lsn, rec) in recovered.log.iter() {

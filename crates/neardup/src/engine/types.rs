@@ -296,6 +296,18 @@ pub struct DocInfo {
     pub timestamp_ms: i64,
 }
 
+/// How far [`Engine::open_with_progress`](super::Engine::open_with_progress) has come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecoveryProgress {
+    /// The snapshot's documents read and indexed so far.
+    pub snapshot_done: u64,
+    /// The snapshot's documents (0 without a snapshot, or under the simhash detector, whose
+    /// snapshot is loaded at once).
+    pub snapshot_total: u64,
+    /// Set on the last report: the snapshot is loaded and the log after it replayed.
+    pub finished: bool,
+}
+
 /// Counters and sizes reported by [`Engine::stats`](super::Engine::stats).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]

@@ -193,6 +193,52 @@ fn state_survives_reopen_with_and_without_snapshot() {
 /// Texts longer than the short path's measure reaches but within containment's reach (176 to
 /// 467 letters by default) carry a short-path sketch: a data directory recorded without that
 /// reach was indexed without them, and is refused with the setting named.
+/// A reopen under the `auto` detector reports its progress through the snapshot, a chunk of
+/// documents at a time and in order, then once more when it has finished.
+#[test]
+fn reopening_reports_its_progress_through_the_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let cfg = EngineConfig {
+        maintenance_interval: None,
+        sync: SyncMode::None,
+        ..EngineConfig::default()
+    };
+    let e = open(dir.path(), cfg.clone(), &clock);
+    let docs: Vec<Doc> = (0..9000u32)
+        .map(|i| {
+            let mut rng = SplitMix64::new(u64::from(i));
+            let words: Vec<String> = (0..12).map(|_| format!("w{}", rng.next() % 5000)).collect();
+            Doc::text(format!("d{i}"), words.join(" "))
+        })
+        .collect();
+    let stored = e
+        .check_and_insert_batch(docs)
+        .into_iter()
+        .filter(|o| o.as_ref().is_ok_and(|o| o.decision == Decision::Unique))
+        .count() as u64;
+    assert!(stored > 8192, "{stored} stored");
+    e.shutdown().unwrap();
+    drop(e);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let e = Engine::open_with_progress(dir.path(), fpr(), cfg, clock.clone(), &|p| {
+        seen.lock().unwrap().push(p)
+    })
+    .unwrap();
+    assert_eq!(e.stats().documents, stored);
+    let seen = seen.into_inner().unwrap();
+    let (last, chunks) = seen.split_last().unwrap();
+    assert!(last.finished);
+    assert!(chunks.len() >= 3, "{seen:?}");
+    assert!(chunks
+        .iter()
+        .all(|p| !p.finished && p.snapshot_total == stored));
+    assert!(chunks
+        .windows(2)
+        .all(|w| w[0].snapshot_done < w[1].snapshot_done));
+    assert_eq!(chunks.last().unwrap().snapshot_done, stored);
+}
+
 #[test]
 fn a_data_dir_recorded_without_the_short_reach_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
