@@ -29,6 +29,14 @@ fn cfg() -> EngineConfig {
     }
 }
 
+/// The default (`auto`) detector, maintenance left to the test.
+fn auto() -> EngineConfig {
+    EngineConfig {
+        maintenance_interval: None,
+        ..EngineConfig::default()
+    }
+}
+
 fn open(dir: &std::path::Path, cfg: EngineConfig, clock: &Arc<ManualClock>) -> Engine {
     Engine::open(dir, fpr(), cfg, clock.clone()).unwrap()
 }
@@ -190,19 +198,14 @@ fn state_survives_reopen_with_and_without_snapshot() {
     assert!(e.stats().snapshot_lsn > 0);
 }
 
-/// Texts longer than the short path's measure reaches but within containment's reach (176 to
-/// 467 letters by default) carry a short-path sketch: a data directory recorded without that
-/// reach was indexed without them, and is refused with the setting named.
 /// A reopen under the `auto` detector reports its progress through the snapshot, a chunk of
 /// documents at a time and in order, then once more when it has finished.
 #[test]
 fn reopening_reports_its_progress_through_the_snapshot() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualClock::new(T0));
+    let (dir, clock) = (tempfile::tempdir().unwrap(), Arc::new(ManualClock::new(T0)));
     let cfg = EngineConfig {
-        maintenance_interval: None,
         sync: SyncMode::None,
-        ..EngineConfig::default()
+        ..auto()
     };
     let e = open(dir.path(), cfg.clone(), &clock);
     let docs: Vec<Doc> = (0..9000u32)
@@ -239,15 +242,14 @@ fn reopening_reports_its_progress_through_the_snapshot() {
     assert_eq!(chunks.last().unwrap().snapshot_done, stored);
 }
 
+/// Texts longer than the short path's measure reaches but within containment's reach (176 to
+/// 467 letters by default) carry a short-path sketch: a data directory recorded without that
+/// reach was indexed without them, and is refused with the setting named.
 #[test]
 fn a_data_dir_recorded_without_the_short_reach_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(T0));
-    let auto = EngineConfig {
-        maintenance_interval: None,
-        ..EngineConfig::default()
-    };
-    let e = open(dir.path(), auto, &clock);
+    let e = open(dir.path(), auto(), &clock);
     let blob = e.config_descriptor();
     let mut old: serde_json::Value = serde_json::from_str(&blob).unwrap();
     assert_eq!(old["short_reach"], 467, "{blob}");
