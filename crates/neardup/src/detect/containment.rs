@@ -212,8 +212,8 @@ impl PackedBottomK {
                 "a guard sample's gaps of {width} bits (at most 32)"
             ));
         }
-        let want = (len as usize * width as usize).div_ceil(8);
-        if bits.len() != want {
+        let want = (u64::from(len) * u64::from(width)).div_ceil(8);
+        if bits.len() as u64 != want {
             return Err(format!(
                 "a guard sample of {len} gaps of {width} bits in {} bytes ({want} expected)",
                 bits.len()

@@ -352,6 +352,12 @@ impl Engine {
             expired_at: now.saturating_sub(retention_ms),
             floor: i64::MIN,
         };
+        // The last report of the snapshot, repeated as the finished one.
+        let last = Mutex::new(RecoveryProgress {
+            snapshot_done: 0,
+            snapshot_total: 0,
+            finished: false,
+        });
         let (inner, recovered_docs) = match &auto {
             None => recover::recover(&dir, recovered, &cfg, horizon, segment_ms, &head_layout)?,
             Some(a) => recover::recover_sketches(
@@ -361,13 +367,15 @@ impl Engine {
                 segment_ms,
                 &head_layout,
                 &|| a.make(),
-                progress,
+                &|p| {
+                    *lock(&last) = p;
+                    progress(p)
+                },
             )?,
         };
         progress(RecoveryProgress {
-            snapshot_done: 0,
-            snapshot_total: 0,
             finished: true,
+            ..*lock(&last)
         });
 
         let shared = Arc::new(Shared {

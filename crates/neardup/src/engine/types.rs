@@ -304,7 +304,8 @@ pub struct RecoveryProgress {
     /// The snapshot's documents (0 without a snapshot, or under the simhash detector, whose
     /// snapshot is loaded at once).
     pub snapshot_total: u64,
-    /// Set on the last report: the snapshot is loaded and the log after it replayed.
+    /// Set on the last report (which repeats the snapshot's counts): the snapshot is loaded
+    /// and the log after it replayed.
     pub finished: bool,
 }
 

@@ -232,6 +232,7 @@ fn reopening_reports_its_progress_through_the_snapshot() {
     let seen = seen.into_inner().unwrap();
     let (last, chunks) = seen.split_last().unwrap();
     assert!(last.finished);
+    assert_eq!((last.snapshot_done, last.snapshot_total), (stored, stored));
     assert!(chunks.len() >= 3, "{seen:?}");
     assert!(chunks
         .iter()
