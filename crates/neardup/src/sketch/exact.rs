@@ -161,7 +161,13 @@ pub fn digest(normalized: &str) -> u128 {
 pub struct ExactDetector {
     fp: Fingerprinter,
     chains: Chains,
+    /// Slot → document; empty while every document inserted was numbered as its slot (0, 1,
+    /// 2, …: a segment's whole texts), when a slot is its document.
     docs: Vec<u32>,
+    /// Slots inserted.
+    slots: u32,
+    /// Whether some document was not numbered as its slot (`docs` then holds every slot's).
+    sparse: bool,
 }
 
 impl ExactDetector {
@@ -171,6 +177,22 @@ impl ExactDetector {
             fp,
             chains: Chains::default(),
             docs: Vec::new(),
+            slots: 0,
+            sparse: false,
+        }
+    }
+
+    /// Whether every document inserted was numbered as its slot (`docs` then empty).
+    fn dense(&self) -> bool {
+        !self.sparse
+    }
+
+    /// The document of `slot`.
+    fn doc(&self, slot: u32) -> u32 {
+        if self.dense() {
+            slot
+        } else {
+            self.docs[slot as usize]
         }
     }
 
@@ -186,7 +208,9 @@ impl ExactDetector {
     /// Makes room for `more` documents.
     pub fn reserve(&mut self, more: usize) {
         self.chains.reserve(more);
-        self.docs.reserve(more);
+        if !self.dense() {
+            self.docs.reserve(more);
+        }
     }
 
     /// Whether a document with this digest is indexed.
@@ -197,7 +221,9 @@ impl ExactDetector {
     /// The digest document `doc` was indexed with, when it was (documents inserted in
     /// ascending order, as the engine and batch dedup insert them, are found by a search).
     pub fn digest_of(&self, doc: u32) -> Option<u128> {
-        let slot = if self.docs.get(doc as usize) == Some(&doc) {
+        let slot = if self.dense() {
+            (doc < self.slots).then_some(doc as usize)?
+        } else if self.docs.get(doc as usize) == Some(&doc) {
             doc as usize
         } else {
             self.docs.binary_search(&doc).ok()?
@@ -221,7 +247,7 @@ impl Detector for ExactDetector {
         let mut out = Vec::new();
         self.chains.for_each(s, |slot| {
             out.push(Verdict {
-                of: self.docs[slot as usize],
+                of: self.doc(slot),
                 distance: Some(0),
                 similarity: Some(1.0),
                 stage: crate::detect::Stage::Exact,
@@ -231,8 +257,16 @@ impl Detector for ExactDetector {
     }
 
     fn insert(&mut self, doc: u32, s: u128) {
-        let slot = self.docs.len() as u32;
-        self.docs.push(doc);
+        let slot = self.slots;
+        if doc != slot || !self.dense() {
+            if self.dense() {
+                // The first document numbered otherwise: every slot so far was its document.
+                self.docs = (0..slot).collect();
+                self.sparse = true;
+            }
+            self.docs.push(doc);
+        }
+        self.slots += 1;
         self.chains.insert(s, slot);
     }
 
@@ -304,9 +338,16 @@ mod tests {
                 doc += 1;
             }
             for (i, &d) in docs.iter().enumerate() {
-                prop_assert_eq!(det.digest_of(d), Some(i as u128 * 0x9e37_79b9_7f4a_7c15));
+                let digest = i as u128 * 0x9e37_79b9_7f4a_7c15;
+                prop_assert_eq!(det.digest_of(d), Some(digest));
+                let found: Vec<u32> = det.find(&digest).iter().map(|v| v.of).collect();
+                prop_assert_eq!(found, vec![d]);
             }
-            prop_assert_eq!(det.digest_of(doc + 1), None);
+            for d in (0..doc + 2).filter(|d| !docs.contains(d)) {
+                prop_assert_eq!(det.digest_of(d), None);
+            }
+            // Documents numbered as their slots keep no slot → document map.
+            prop_assert_eq!(det.docs.is_empty(), gaps.iter().all(|&g| g == 1));
         }
     }
 }
