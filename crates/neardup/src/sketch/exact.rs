@@ -182,17 +182,12 @@ impl ExactDetector {
         }
     }
 
-    /// Whether every document inserted was numbered as its slot (`docs` then empty).
-    fn dense(&self) -> bool {
-        !self.sparse
-    }
-
     /// The document of `slot`.
     fn doc(&self, slot: u32) -> u32 {
-        if self.dense() {
-            slot
-        } else {
+        if self.sparse {
             self.docs[slot as usize]
+        } else {
+            slot
         }
     }
 
@@ -208,7 +203,7 @@ impl ExactDetector {
     /// Makes room for `more` documents.
     pub fn reserve(&mut self, more: usize) {
         self.chains.reserve(more);
-        if !self.dense() {
+        if self.sparse {
             self.docs.reserve(more);
         }
     }
@@ -221,7 +216,7 @@ impl ExactDetector {
     /// The digest document `doc` was indexed with, when it was (documents inserted in
     /// ascending order, as the engine and batch dedup insert them, are found by a search).
     pub fn digest_of(&self, doc: u32) -> Option<u128> {
-        let slot = if self.dense() {
+        let slot = if !self.sparse {
             (doc < self.slots).then_some(doc as usize)?
         } else if self.docs.get(doc as usize) == Some(&doc) {
             doc as usize
@@ -258,12 +253,12 @@ impl Detector for ExactDetector {
 
     fn insert(&mut self, doc: u32, s: u128) {
         let slot = self.slots;
-        if doc != slot || !self.dense() {
-            if self.dense() {
-                // The first document numbered otherwise: every slot so far was its document.
-                self.docs = (0..slot).collect();
-                self.sparse = true;
-            }
+        if doc != slot && !self.sparse {
+            // The first document numbered otherwise: every slot so far was its document.
+            self.docs = (0..slot).collect();
+            self.sparse = true;
+        }
+        if self.sparse {
             self.docs.push(doc);
         }
         self.slots += 1;

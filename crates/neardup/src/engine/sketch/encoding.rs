@@ -216,12 +216,11 @@ fn encode_parts(
             match d.body.as_ref().filter(|_| d.index_body) {
                 Some(b) => {
                     out.push(1);
-                    let strip = kept.body && kept.strip_body && b.minhash.is_some();
                     write_auto(
                         out,
                         b,
                         0,
-                        strip,
+                        kept.body && kept.strip_body,
                         kept.body,
                         kept.body && kept.exact,
                         version,
