@@ -1,13 +1,85 @@
 //! Output files: refused when one is also an input (same file, by device and inode), all
-//! opened before any work so a bad path fails at once, and truncated only once every one of
-//! them could be opened. `-` is standard output.
+//! opened before any work so a bad path fails at once. `-` is standard output.
+//!
+//! A regular file is written beside its target under a hidden temporary name
+//! (`.NAME.neardup-PID.tmp`, which directory inputs pass over) and renamed over the target by
+//! [`Sink::finish`], once its command has read every input and written all of it: a run that
+//! fails or is interrupted leaves the target as it was, and a file that is read while it is
+//! written (`cat corpus.jsonl | neardup dedup --kept corpus.jsonl`) is only replaced after the
+//! input has ended. Other outputs (standard output, `/dev/null`, a FIFO) are written as they
+//! come.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// A buffered output: a file or standard output.
-pub type Sink = BufWriter<Box<dyn Write + Send>>;
+/// A buffered output: standard output, a device, or a regular file staged under a temporary
+/// name until [`Sink::finish`].
+pub struct Sink {
+    w: BufWriter<Box<dyn Write + Send>>,
+    staged: Option<Staged>,
+}
+
+/// A regular file being written under a temporary name: removed unless renamed over its
+/// target.
+struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+    file: File,
+    done: bool,
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.w.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.w.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+impl Sink {
+    fn new(w: Box<dyn Write + Send>, staged: Option<Staged>) -> Sink {
+        Sink {
+            w: BufWriter::with_capacity(1 << 16, w),
+            staged,
+        }
+    }
+
+    /// Flushes, and puts a staged file in its place: its data synced, then renamed over the
+    /// target. Until this returns, the target holds what it held before the run (or does not
+    /// exist); an output dropped without it is removed.
+    pub fn finish(mut self) -> anyhow::Result<()> {
+        self.w.flush()?;
+        if let Some(st) = self.staged.as_mut() {
+            let fail = |what: &str, e: io::Error| {
+                anyhow::anyhow!(
+                    "{}: cannot {what} (the file is left as it was before the run): {e}",
+                    st.target.display()
+                )
+            };
+            st.file
+                .sync_data()
+                .map_err(|e| fail("sync its new contents", e))?;
+            std::fs::rename(&st.tmp, &st.target).map_err(|e| fail("replace it", e))?;
+            st.done = true;
+        }
+        Ok(())
+    }
+}
 
 /// An output a command was asked to write: the flag that named it and the path.
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +154,10 @@ pub fn check(outputs: &[Wanted<'_>], inputs: &[PathBuf], reads_stdin: bool) -> a
             on_stdout = Some(o.flag);
             continue;
         }
+        // A device or FIFO (/dev/null) takes any number of writers and is no input's file.
+        if std::fs::metadata(o.path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            continue;
+        }
         for other in &outputs[..i] {
             if is_stdout(other.path) {
                 continue;
@@ -139,74 +215,81 @@ fn normalise(p: &Path) -> PathBuf {
     }
 }
 
-/// Opens every output (see the module docs); `None` entries stay `None`. A file is truncated
-/// only after all of them could be opened; on failure the files this call created are removed.
+/// Opens every output (see the module docs); `None` entries stay `None`. On failure the
+/// temporary files this call created are removed and every target is left as it was.
 pub fn open_all(outputs: &[Option<Wanted<'_>>]) -> anyhow::Result<Vec<Option<Sink>>> {
-    let mut opened: Vec<Option<(Option<File>, bool)>> = Vec::with_capacity(outputs.len());
-    let mut created: Vec<&Path> = Vec::new();
+    let mut sinks = Vec::with_capacity(outputs.len());
     for o in outputs {
         let Some(o) = o else {
-            opened.push(None);
+            sinks.push(None);
             continue;
         };
         if is_stdout(o.path) {
-            opened.push(Some((None, false)));
+            sinks.push(Some(Sink::new(Box::new(io::stdout()), None)));
             continue;
         }
-        let existed = o.path.exists();
-        let res = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false) // truncated below, once every output could be opened
-            .open(o.path);
-        match res {
-            Ok(f) => {
-                if !existed {
-                    created.push(o.path);
-                }
-                opened.push(Some((Some(f), existed)));
-            }
-            Err(e) => {
-                for c in &created {
-                    let _ = std::fs::remove_file(c);
-                }
-                let hint = match e.kind() {
-                    io::ErrorKind::NotFound => " (does its directory exist?)",
-                    io::ErrorKind::PermissionDenied => {
-                        " (permission denied: choose a writable place)"
-                    }
-                    _ => "",
-                };
-                anyhow::bail!("{} {}: cannot create: {e}{hint}", o.flag, o.path.display());
-            }
-        }
-    }
-    let mut sinks = Vec::with_capacity(opened.len());
-    for (o, slot) in outputs.iter().zip(opened) {
-        sinks.push(match slot {
-            None => None,
-            Some((None, _)) => Some(BufWriter::with_capacity(
-                1 << 16,
-                Box::new(io::stdout()) as Box<dyn Write + Send>,
-            )),
-            Some((Some(f), existed)) => {
-                // Only a regular file has a length to cut (/dev/null, a FIFO or a terminal
-                // has none).
-                let regular = f.metadata().is_ok_and(|m| m.file_type().is_file());
-                if existed && regular {
-                    f.set_len(0).map_err(|e| {
-                        let flag = o.map_or("output", |o| o.flag);
-                        anyhow::anyhow!("{flag}: cannot truncate: {e}")
-                    })?;
-                }
-                Some(BufWriter::with_capacity(
-                    1 << 16,
-                    Box::new(f) as Box<dyn Write + Send>,
-                ))
-            }
-        });
+        // Sinks opened so far are dropped on an error, which removes their temporary files.
+        sinks.push(Some(open_path(o)?));
     }
     Ok(sinks)
+}
+
+/// Opens one output file: a device or FIFO as it is, anything else staged beside its target.
+fn open_path(o: &Wanted<'_>) -> anyhow::Result<Sink> {
+    let cannot = |e: io::Error| {
+        let hint = match e.kind() {
+            io::ErrorKind::NotFound => " (does its directory exist?)",
+            io::ErrorKind::PermissionDenied => " (permission denied: choose a writable place)",
+            _ => "",
+        };
+        anyhow::anyhow!("{} {}: cannot create: {e}{hint}", o.flag, o.path.display())
+    };
+    let meta = std::fs::metadata(o.path).ok();
+    if meta.as_ref().is_some_and(|m| !m.is_file()) {
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            anyhow::bail!(
+                "{} {} is a directory; name a file to write",
+                o.flag,
+                o.path.display()
+            );
+        }
+        // /dev/null, a FIFO, a terminal: nothing to stage or replace.
+        let f = OpenOptions::new()
+            .write(true)
+            .open(o.path)
+            .map_err(cannot)?;
+        return Ok(Sink::new(Box::new(f), None));
+    }
+    // A symbolic link is followed: its target is what gets replaced.
+    let target = match &meta {
+        Some(_) => o.path.canonicalize().map_err(cannot)?,
+        None => o.path.to_path_buf(),
+    };
+    let name = target
+        .file_name()
+        .ok_or_else(|| anyhow::anyhow!("{} {}: not a file name", o.flag, o.path.display()))?;
+    let tmp = target.with_file_name(format!(
+        ".{}.neardup-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(cannot)?;
+    let staged = Staged {
+        tmp,
+        target,
+        file: file.try_clone().map_err(cannot)?,
+        done: false,
+    };
+    if let Some(m) = &meta {
+        // The replacement keeps the permissions the file had.
+        std::fs::set_permissions(&staged.tmp, m.permissions()).map_err(cannot)?;
+    }
+    Ok(Sink::new(Box::new(file), Some(staged)))
 }
 
 /// Checks and opens one output (`None`: standard output) for a command that reads `inputs`.

@@ -255,7 +255,7 @@ fn make(a: MakeArgs) -> anyhow::Result<()> {
         serde_json::to_writer(&mut w, d)?;
         w.write_all(b"\n")?;
     }
-    w.flush()?;
+    w.finish()?;
     let mut kinds: HashMap<&str, usize> = HashMap::new();
     for d in &set.docs {
         *kinds.entry(d.kind.as_str()).or_default() += 1;

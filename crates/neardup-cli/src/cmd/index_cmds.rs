@@ -138,7 +138,7 @@ pub fn run_pairs(args: PairsArgs) -> Result<()> {
     for (i, j, d) in &pairs {
         writeln!(out, "{i}\t{j}\t{d}")?;
     }
-    out.flush().context("writing output")?;
+    out.finish().context("writing output")?;
     let summary = serde_json::json!({
         "command": "pairs",
         "n": fps.len(),
@@ -207,7 +207,7 @@ pub fn run_search(args: SearchArgs) -> Result<()> {
             matches += ms.len();
         }
     }
-    out.flush().context("writing output")?;
+    out.finish().context("writing output")?;
     let summary = serde_json::json!({
         "command": "search",
         "n": fps.len(),

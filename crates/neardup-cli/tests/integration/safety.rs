@@ -216,3 +216,146 @@ fn output_to_a_device_is_written_not_truncated() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// Regression: `cat corpus.jsonl | neardup dedup --kept corpus.jsonl` truncated the corpus
+/// while `cat` was still reading it (a pipe says nothing of the file behind it), so the run
+/// read a cut corpus and the corpus was lost. Outputs are now written under a temporary name
+/// and renamed over their target only after the input has ended.
+#[test]
+fn kept_over_a_file_piped_to_standard_input_is_replaced_only_after_it_was_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // Larger than what a pipe and `cat` hold (~200 KB), so that `cat` is still writing when
+    // the outputs are opened; random words, so that no document is another's near-duplicate.
+    let mut big = String::new();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for i in 0..4_000 {
+        let words: Vec<String> = (0..12)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (0..6)
+                    .map(|k| (b'a' + ((x >> (k * 5)) % 26) as u8) as char)
+                    .collect()
+            })
+            .collect();
+        big.push_str(&format!(
+            "{{\"id\":{i},\"text\":\"{}\"}}\n",
+            words.join(" ")
+        ));
+    }
+    let corpus = dir.path().join("corpus.jsonl");
+    std::fs::write(&corpus, &big).unwrap();
+    let script = format!(
+        "cat '{c}' | '{b}' dedup -q --kept '{c}' -o /dev/null",
+        c = corpus.display(),
+        b = bin().display()
+    );
+    let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    // Every document is its own: the kept documents are the whole corpus, line for line.
+    assert_eq!(std::fs::read_to_string(&corpus).unwrap(), big);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["corpus.jsonl"], "temporary files left behind");
+}
+
+/// A run that fails (bad input) leaves every output file as it was and no temporary file.
+#[test]
+fn a_failed_run_leaves_existing_outputs_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"id\":1,\"text\":\"hello there\"}\n{not json\n").unwrap();
+    let outs: Vec<_> = ["kept.jsonl", "out.tsv", "report.json", "removed.jsonl"]
+        .iter()
+        .map(|n| {
+            let p = dir.path().join(n);
+            std::fs::write(&p, format!("previous {n}\n")).unwrap();
+            p
+        })
+        .collect();
+    let s = |i: usize| outs[i].to_str().unwrap();
+    let o = run(
+        &[
+            "dedup",
+            "-q",
+            bad.to_str().unwrap(),
+            "--kept",
+            s(0),
+            "-o",
+            s(1),
+            "--report",
+            s(2),
+            "--removed",
+            s(3),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("malformed JSON"), "{}", err(&o));
+    for p in &outs {
+        let n = p.file_name().unwrap().to_string_lossy();
+        assert_eq!(
+            std::fs::read_to_string(p).unwrap(),
+            format!("previous {n}\n")
+        );
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 5);
+}
+
+/// A replaced output keeps its permissions, and an output named through a symbolic link
+/// replaces the file the link points to, not the link.
+#[cfg(unix)]
+#[test]
+fn a_replaced_output_keeps_its_mode_and_its_symbolic_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus(dir.path(), "in.jsonl");
+    let real = dir.path().join("kept.jsonl");
+    std::fs::write(&real, "old\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = run(
+        &[
+            "dedup",
+            "-q",
+            &input,
+            "--kept",
+            link.to_str().unwrap(),
+            "-o",
+            "/dev/null",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let kept = std::fs::read_to_string(&real).unwrap();
+    assert_eq!(kept.lines().count(), 2, "{kept}");
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+}
+
+/// Several outputs may go to /dev/null (a device is no file to protect).
+#[test]
+fn several_outputs_to_dev_null_are_accepted() {
+    let o = run(
+        &[
+            "dedup",
+            "-q",
+            "-o",
+            "/dev/null",
+            "--kept",
+            "/dev/null",
+            "--removed",
+            "/dev/null",
+        ],
+        Some(CORPUS.as_bytes()),
+    );
+    assert!(o.status.success(), "{}", err(&o));
+}

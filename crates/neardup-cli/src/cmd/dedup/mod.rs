@@ -229,7 +229,7 @@ fn write_summary(
     use std::io::Write;
     if let Some(mut w) = report {
         w.write_all((serde_json::to_string_pretty(summary)? + "\n").as_bytes())?;
-        w.flush()?;
+        w.finish()?;
     }
     if !args.quiet {
         eprint!("{summary}");

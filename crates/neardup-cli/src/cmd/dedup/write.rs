@@ -84,8 +84,7 @@ pub fn decisions_and_removed<I: Iterator<Item = anyhow::Result<Assignment>>>(
         let bridge = shared.next(i as u32, &o);
         decision(&mut out, names, i, &o, bridge, provenance)?;
     }
-    out.flush()?;
-    drop(out);
+    out.finish()?;
     if let Some(mut w) = removed {
         for (i, o) in outcomes().enumerate() {
             let o = o?;
@@ -93,7 +92,7 @@ pub fn decisions_and_removed<I: Iterator<Item = anyhow::Result<Assignment>>>(
                 self::removed(&mut w, names, i, &o, keep, provenance)?;
             }
         }
-        w.flush()?;
+        w.finish()?;
     }
     Ok(())
 }
@@ -251,9 +250,8 @@ impl KeptWriter {
         Ok(())
     }
 
-    /// Flushes.
-    pub fn finish(mut self) -> anyhow::Result<()> {
-        self.out.flush()?;
-        Ok(())
+    /// Flushes, and puts the file in place ([`Sink::finish`]).
+    pub fn finish(self) -> anyhow::Result<()> {
+        self.out.finish()
     }
 }
