@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::Fingerprinter;
 use crate::minhash::{
     band_key, band_key_of, from_equal_fraction, jaccard_sorted, keep_low_bits, LshOptions,
-    MinHashLsh, MinHashOptions, MinHasher, SIGNATURE_BITS,
+    MinHashLsh, MinHashOptions, MinHasher, Shingles, SIGNATURE_BITS,
 };
 use crate::normalize::Normalizer;
 
@@ -53,7 +53,20 @@ pub struct MinHashDetectorOptions {
     /// ([`jaccard_estimate_bits`](crate::minhash::jaccard_estimate_bits)). Default
     /// [`DEFAULT_BITS`].
     pub bits: u32,
+    /// Under [`Shingles::Auto`]: a text whose share of letters in Han or another spaceless
+    /// script ([`spaceless_share`](crate::features::spaceless_share)) lies in `[lo, hi)`
+    /// around the rule's cut (0.3: characters from there on, words below) is searched by both
+    /// kinds of shingles — its own, and the other's, which a copy on the other side of the
+    /// cut was indexed by (an excerpt or an ad moves the share; two signatures of different
+    /// shingles share nothing). The document is indexed by its own kind only. `None` (the default): by its own kind only. `auto`
+    /// searches `[0.2, 0.4)` ([`SCRIPT_BAND`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script_band: Option<(f64, f64)>,
 }
+
+/// The band of [`MinHashDetectorOptions::script_band`] under the `auto` detector
+/// (docs/quality.md, "Texts near the script cut").
+pub const SCRIPT_BAND: (f64, f64) = (0.2, 0.4);
 
 impl Default for MinHashDetectorOptions {
     fn default() -> Self {
@@ -65,6 +78,7 @@ impl Default for MinHashDetectorOptions {
             },
             confirm: Confirm::default(),
             bits: DEFAULT_BITS,
+            script_band: None,
         }
     }
 }
@@ -79,6 +93,9 @@ pub struct MinHashSketch {
     pub keys: Vec<u64>,
     /// Sorted distinct shingle hashes, when confirmation is exact.
     pub shingles: Option<Vec<u64>>,
+    /// For a text near the script cut ([`MinHashDetectorOptions::script_band`]), its sketch by
+    /// the other kind of shingles: searched too, never indexed nor stored.
+    pub other: Option<Box<MinHashSketch>>,
 }
 
 /// MinHash LSH near-duplicate detector (candidates from bands, confirmed by Jaccard).
@@ -87,6 +104,9 @@ pub struct MinHashDetector {
     /// `fp`'s normaliser (remembering: a wrapping template veto normalises the text again).
     normalizer: Normalizer,
     hasher: MinHasher,
+    /// Hashers by characters and by words, for texts near the script cut
+    /// ([`MinHashDetectorOptions::script_band`]).
+    by_kind: Option<Box<(MinHasher, MinHasher)>>,
     lsh: MinHashLsh,
     opts: MinHashDetectorOptions,
     docs: Vec<u32>,
@@ -104,6 +124,25 @@ impl MinHashDetector {
             )));
         }
         let hasher = MinHasher::new(&opts.minhash)?;
+        if let Some((lo, hi)) = opts.script_band {
+            if !(0.0..=1.0).contains(&lo) || !(0.0..=1.0).contains(&hi) || lo > hi {
+                return Err(Error::Config(format!(
+                    "minhash script_band = ({lo}, {hi}) must be two shares 0 ≤ lo ≤ hi ≤ 1 \
+                     (default for auto: {SCRIPT_BAND:?})"
+                )));
+            }
+        }
+        let by_kind = (opts.script_band.is_some() && opts.minhash.shingles == Shingles::Auto)
+            .then(|| -> Result<_> {
+                let kind = |shingles| {
+                    MinHasher::new(&MinHashOptions {
+                        shingles,
+                        ..opts.minhash.clone()
+                    })
+                };
+                Ok(Box::new((kind(Shingles::Chars)?, kind(Shingles::Words)?)))
+            })
+            .transpose()?;
         let mut lsh = MinHashLsh::new(opts.minhash.num_perm, &opts.lsh)?;
         if opts.confirm == Confirm::None {
             // Every candidate is a duplicate: none may come from part of a tag.
@@ -113,6 +152,7 @@ impl MinHashDetector {
         Ok(MinHashDetector {
             normalizer: Normalizer::new(fp.config().normalize.clone()),
             hasher,
+            by_kind,
             lsh,
             opts,
             docs: Vec::new(),
@@ -209,18 +249,47 @@ impl MinHashDetector {
 
     /// The sketch of already-normalised text (`input_bytes` is for the error message).
     pub fn sketch_normalized(&self, text: &str, input_bytes: usize) -> Result<MinHashSketch> {
-        let mut signature = self
-            .hasher
-            .signature_normalized(text)
-            .ok_or(Error::EmptyDocument { input_bytes })?;
+        let (signature, share) = match self.by_kind {
+            Some(_) => self.hasher.signature_and_share(text),
+            None => (self.hasher.signature_normalized(text), None),
+        };
+        let mut signature = signature.ok_or(Error::EmptyDocument { input_bytes })?;
         keep_low_bits(&mut signature, self.opts.bits);
         let keys = self.lsh.keys(&signature);
         let shingles = (self.opts.confirm == Confirm::Exact).then(|| self.hasher.shingle_set(text));
         Ok(MinHashSketch {
             signature,
             keys,
+            other: self.other_sketch(text, share, shingles.is_some()),
             shingles,
         })
+    }
+
+    /// The sketch of normalised `text` by the other kind of shingles than its own, when its
+    /// script share lies in [`MinHashDetectorOptions::script_band`].
+    fn other_sketch(
+        &self,
+        text: &str,
+        share: Option<f64>,
+        exact: bool,
+    ) -> Option<Box<MinHashSketch>> {
+        let ((lo, hi), kinds) = (self.opts.script_band?, self.by_kind.as_deref()?);
+        let share = share?;
+        if share < lo || share >= hi {
+            return None;
+        }
+        let other = match self.hasher.shingles_for(text) {
+            Shingles::Chars => &kinds.1,
+            _ => &kinds.0,
+        };
+        let mut signature = other.signature_normalized(text)?;
+        keep_low_bits(&mut signature, self.opts.bits);
+        Some(Box::new(MinHashSketch {
+            keys: self.lsh.keys(&signature),
+            signature,
+            shingles: exact.then(|| other.shingle_set(text)),
+            other: None,
+        }))
     }
 }
 
@@ -242,34 +311,22 @@ impl Detector for MinHashDetector {
     }
 
     fn find(&self, s: &MinHashSketch) -> Vec<Verdict> {
-        let t = self.opts.lsh.threshold;
         let mut out = Vec::new();
-        let candidates = if self.opts.confirm == Confirm::None {
-            // No signatures are kept to check a band with (see `MinHashLsh`).
-            self.lsh.candidates(&s.keys)
-        } else {
-            let rows = self.lsh.params().1;
-            self.lsh.candidates_where(&s.keys, |slot, band| {
-                self.sigs.band_key(slot as usize, band, rows)
-            })
-        };
-        for slot in candidates {
-            let i = slot as usize;
-            let (sim, duplicate) = match (self.opts.confirm, &s.shingles) {
-                (Confirm::None, _) => (1.0, true),
-                (Confirm::Exact, Some(q)) => {
-                    let sim = jaccard_sorted(q, &self.sets[i]);
-                    (sim, sim >= t)
+        self.find_into(s, &mut out);
+        if let Some(other) = &s.other {
+            let mine = out.len();
+            let mut more = Vec::new();
+            self.find_into(other, &mut more);
+            for v in more {
+                // A document found both ways keeps its stronger similarity.
+                match out[..mine].iter_mut().find(|w| w.of == v.of) {
+                    Some(w) => {
+                        if v.similarity > w.similarity {
+                            *w = v;
+                        }
+                    }
+                    None => out.push(v),
                 }
-                _ => self.judged(self.sigs.equal_entries(i, &s.signature), s.signature.len()),
-            };
-            if duplicate {
-                out.push(Verdict {
-                    of: self.docs[i],
-                    distance: None,
-                    similarity: (self.opts.confirm != Confirm::None).then_some(sim),
-                    stage: crate::detect::Stage::Minhash,
-                });
             }
         }
         out
@@ -298,6 +355,41 @@ impl Detector for MinHashDetector {
             + self.docs.capacity() * 4
             + self.sigs.heap_bytes()
             + self.sets.iter().map(|s| s.len() * 8 + 16).sum::<usize>()
+    }
+}
+
+impl MinHashDetector {
+    /// The documents `s` finds by its own band keys, confirmed, appended to `out`.
+    fn find_into(&self, s: &MinHashSketch, out: &mut Vec<Verdict>) {
+        let t = self.opts.lsh.threshold;
+        let candidates = if self.opts.confirm == Confirm::None {
+            // No signatures are kept to check a band with (see `MinHashLsh`).
+            self.lsh.candidates(&s.keys)
+        } else {
+            let rows = self.lsh.params().1;
+            self.lsh.candidates_where(&s.keys, |slot, band| {
+                self.sigs.band_key(slot as usize, band, rows)
+            })
+        };
+        for slot in candidates {
+            let i = slot as usize;
+            let (sim, duplicate) = match (self.opts.confirm, &s.shingles) {
+                (Confirm::None, _) => (1.0, true),
+                (Confirm::Exact, Some(q)) => {
+                    let sim = jaccard_sorted(q, &self.sets[i]);
+                    (sim, sim >= t)
+                }
+                _ => self.judged(self.sigs.equal_entries(i, &s.signature), s.signature.len()),
+            };
+            if duplicate {
+                out.push(Verdict {
+                    of: self.docs[i],
+                    distance: None,
+                    similarity: (self.opts.confirm != Confirm::None).then_some(sim),
+                    stage: crate::detect::Stage::Minhash,
+                });
+            }
+        }
     }
 }
 

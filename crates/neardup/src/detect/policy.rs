@@ -11,6 +11,12 @@
 //!    or word 3-grams, 128-slot MinHash v2 signatures, estimated from them), or simhash within
 //!    Hamming distance `simhash_k` (default 3), or either ([`LongMethod`]).
 //!
+//! The long path cuts a text into characters when Han or another spaceless script makes up
+//! at least 30 % of its letters, into words below; two signatures of different shingles share
+//! nothing, so a text whose share lies within 0.2–0.4 ([`crate::minhash::SCRIPT_BAND`]) is
+//! also searched by the other kind (never indexed by it): a page with code and its excerpt on
+//! the other side of the cut still meet.
+//!
 //! So that pairs straddling the boundary are not lost, documents with
 //! `max_chars < L ≤ short.reach()` are also indexed in, and searched against, the short-text
 //! index: up to `⌈max_chars / short.threshold⌉` (175 by default) the measure can match them,
@@ -110,7 +116,10 @@ impl Default for PolicyOptions {
             long: LongMethod::Minhash,
             simhash_k: 3,
             capacity: 1 << 20,
-            minhash: MinHashDetectorOptions::default(),
+            minhash: MinHashDetectorOptions {
+                script_band: Some(crate::minhash::SCRIPT_BAND),
+                ..MinHashDetectorOptions::default()
+            },
         }
     }
 }
@@ -204,6 +213,7 @@ impl AutoDetector {
             keys: m.band_keys(&signature),
             signature,
             shingles: None,
+            other: None,
         })
     }
 
@@ -525,12 +535,20 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         }
         _ => (None, None),
     };
+    // As the detector compares them (`a` indexed, `b` searched): `a`'s signature against
+    // `b`'s, and against `b`'s by the other kind of shingles when `b` is near the script cut
+    // (`MinHashSketch::other`); the stronger estimate is the pair's.
     let minhash_similarity = match (&sa.minhash, &sb.minhash) {
-        (Some(x), Some(y)) => Some(crate::minhash::jaccard_estimate_bits(
-            &x.signature,
-            &y.signature,
-            opts.minhash.bits,
-        )),
+        (Some(x), Some(y)) => {
+            let estimate = |b: &MinHashSketch| {
+                crate::minhash::jaccard_estimate_bits(&x.signature, &b.signature, opts.minhash.bits)
+            };
+            Some(
+                y.other
+                    .as_deref()
+                    .map_or(estimate(y), |o| estimate(y).max(estimate(o))),
+            )
+        }
         _ => None,
     };
     let exact = sa.exact == sb.exact;

@@ -43,9 +43,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::features::{
-    char_codes_each, detect_method, words_each, Method, PackedChars, MAX_CODES, PACK_PIECE,
+    detect_method, spaceless_share, words_each, Method, PackedChars, MAX_CODES, PACK_PIECE,
 };
 use crate::hash::xxh3;
+use crate::text::packed::char_codes_scan;
 
 pub use super::lsh::{
     band_key, band_key_of, candidate_probability, false_negative_area, false_positive_area,
@@ -54,7 +55,7 @@ pub use super::lsh::{
 pub(crate) use super::lsh::{FrozenTables, MIN_FROZEN};
 pub use crate::detect::minhash::{
     Confirm, MinHashDetector, MinHashDetectorOptions, MinHashSketch, DEFAULT_BITS,
-    DEFAULT_THRESHOLD,
+    DEFAULT_THRESHOLD, SCRIPT_BAND,
 };
 
 /// Version of the MinHash specification of the default scheme ("MinHash v3",
@@ -69,7 +70,7 @@ pub enum Scheme {
     /// MinHash v3: v2's sketch, with the key of a character n-gram of up to six letters and
     /// digits computed from its code points packed into one integer ([`code_point_key`], one
     /// multiply and an avalanche) instead of XXH3 of its UTF-8 bytes, cut in the same pass that
-    /// finds the letters ([`char_codes_each`]). Word n-grams
+    /// finds the letters ([`char_codes_each`](crate::features::char_codes_each)). Word n-grams
     /// and longer character n-grams keep v2's keys. The default.
     #[default]
     CodePointSketch,
@@ -191,7 +192,7 @@ fn bin_of(y: u32, n: usize) -> usize {
 }
 
 /// MinHash v3's key of a character n-gram packed by
-/// [`char_codes_each`]: with `lo`, `hi` the low and high 64
+/// [`char_codes_each`](crate::features::char_codes_each): with `lo`, `hi` the low and high 64
 /// bits of `g`, the 128-bit product `(lo ^ 0x9E3779B185EBCA87) · (hi ^ 0xC2B2AE3D27D4EB4F)`
 /// folded to 64 bits (low ^ high), XXH3's avalanche (`h ^= h >> 37; h *= 0x165667919E3779F9;
 /// h ^= h >> 32`), then [`fold32`].
@@ -410,6 +411,12 @@ impl MinHasher {
     /// n-grams when it is cut into characters and `char_ngram` ≤ 6 (the sketch's first round
     /// taken as the keys are made), of v2's keys otherwise.
     fn code_point_sketch(&self, text: &str) -> Option<Vec<u32>> {
+        self.code_point_sketch_share(text).0
+    }
+
+    /// [`MinHasher::code_point_sketch`] and, when it cut the text into characters, the share
+    /// of its letters in Han or another spaceless script, counted on the way.
+    fn code_point_sketch_share(&self, text: &str) -> (Option<Vec<u32>>, Option<f64>) {
         let n = self.opts.char_ngram;
         let mut keys: Vec<u32> = Vec::with_capacity(text.len() / 3 + 1);
         let chars = match self.opts.shingles {
@@ -421,7 +428,7 @@ impl MinHasher {
             let bins = self.opts.num_perm;
             let mut s = vec![u64::MAX; bins];
             let k0 = self.rounds[0];
-            let method = char_codes_each(text, n, |g| {
+            let (method, share) = char_codes_scan(text, n, |g| {
                 let x = code_point_key(g);
                 keys.push(x);
                 // Round 0 of the sketch: values `(0, y)` compare as `y`.
@@ -431,16 +438,30 @@ impl MinHasher {
                 }
             });
             if self.opts.shingles == Shingles::Chars || method != Method::Words {
-                return self.similarity_sketch_from(&keys, s, 1);
+                return (self.similarity_sketch_from(&keys, s, 1), share);
             }
             keys.clear();
             words_each(text, self.opts.word_ngram, &mut |g| {
                 keys.push(fold32(xxh3(g)))
             });
-            return self.similarity_sketch(&keys);
+            return (self.similarity_sketch(&keys), share);
         }
         self.shingles_for_each(text, |g| keys.push(fold32(xxh3(g))));
-        self.similarity_sketch(&keys)
+        (self.similarity_sketch(&keys), None)
+    }
+
+    /// [`MinHasher::signature_normalized`] and the share of `text`'s letters in Han or another
+    /// spaceless script ([`spaceless_share`]; `None` for ASCII text, whose share is 0), from
+    /// one pass where the scheme allows.
+    pub fn signature_and_share(&self, text: &str) -> (Option<Vec<u32>>, Option<f64>) {
+        if self.opts.scheme == Scheme::CodePointSketch {
+            let (signature, share) = self.code_point_sketch_share(text);
+            if share.is_some() || text.is_ascii() {
+                return (signature, share);
+            }
+            return (signature, spaceless_share(text));
+        }
+        (self.signature_normalized(text), spaceless_share(text))
     }
 
     /// The sorted, distinct 64-bit shingle hashes of normalised `text` (for exact Jaccard).

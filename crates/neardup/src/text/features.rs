@@ -644,6 +644,19 @@ impl ScriptCounts {
 
 /// The method `auto` picks for `text` (see the module docs).
 pub fn detect_method(text: &str) -> Method {
+    let (alnum, scripts) = script_counts(text);
+    method_of(alnum, scripts)
+}
+
+/// The share of `text`'s letters and digits written in Han or another spaceless script
+/// (`None` without any): `auto` cuts text into characters from 0.3 on, into words below.
+pub fn spaceless_share(text: &str) -> Option<f64> {
+    let (alnum, s) = script_counts(text);
+    (alnum > 0).then(|| (s.han + s.spaceless) as f64 / alnum as f64)
+}
+
+/// The letters and digits of `text` and their script counts, which `auto` decides on.
+fn script_counts(text: &str) -> (usize, ScriptCounts) {
     let (mut alnum, mut scripts) = (0usize, ScriptCounts::default());
     for c in text.chars() {
         if c.is_ascii() {
@@ -655,7 +668,7 @@ pub fn detect_method(text: &str) -> Method {
             scripts.add(c);
         }
     }
-    method_of(alnum, scripts)
+    (alnum, scripts)
 }
 
 /// `auto`'s rule from the number of letters/digits and the script counts.

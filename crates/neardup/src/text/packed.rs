@@ -71,7 +71,17 @@ pub const MAX_CODES: usize = 6;
 ///
 /// # Panics
 /// When `n` is 0 or above [`MAX_CODES`].
-pub fn char_codes_each<F: FnMut(u128)>(text: &str, n: usize, mut f: F) -> Method {
+pub fn char_codes_each<F: FnMut(u128)>(text: &str, n: usize, f: F) -> Method {
+    char_codes_scan(text, n, f).0
+}
+
+/// [`char_codes_each`], also returning the share of the letters and digits in Han or another
+/// spaceless script (`None` without any; [`spaceless_share`](crate::features::spaceless_share)).
+pub(crate) fn char_codes_scan<F: FnMut(u128)>(
+    text: &str,
+    n: usize,
+    mut f: F,
+) -> (Method, Option<f64>) {
     assert!(
         (1..=MAX_CODES).contains(&n),
         "n = {n}: 1 to {MAX_CODES} code points"
@@ -118,7 +128,8 @@ pub fn char_codes_each<F: FnMut(u128)>(text: &str, n: usize, mut f: F) -> Method
     if count > 0 && count < n {
         f(window);
     }
-    method_of(count, scripts)
+    let share = (count > 0).then(|| (scripts.han + scripts.spaceless) as f64 / count as f64);
+    (method_of(count, scripts), share)
 }
 
 /// The piece size, in bytes, past which [`chars_each`] packs a text a piece at a time.

@@ -206,6 +206,7 @@ proptest! {
                 lsh: LshOptions { threshold: t, params: Some((128, 1)), ..Default::default() },
                 confirm,
                 bits,
+                script_band: None,
             };
             let mut d = MinHashDetector::new(f.clone(), opts).unwrap();
             let h = d.hasher().clone();

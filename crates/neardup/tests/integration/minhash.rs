@@ -244,3 +244,115 @@ fn s_curve(scheme: Scheme, union: usize) {
         );
     }
 }
+
+// ---------------------------------------------------------------- the script cut
+
+/// A technical page: `zh` paragraphs of Chinese from the bundled fixture, each followed by a
+/// line of English code, so that about a third of its letters are Han.
+fn mixed_page(zh: &[&str], code: &str) -> String {
+    zh.iter().map(|p| format!("{p}\n{code}\n")).collect()
+}
+
+fn fixture_paragraphs() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    std::fs::read_to_string(dir.join("sanguo_ch1.txt"))
+        .unwrap()
+        .split('\n')
+        .map(|p| p.chars().take(40).collect::<String>())
+        .filter(|p: &String| p.chars().count() == 40)
+        .collect()
+}
+
+/// Regression: a page on one side of the `auto` rule's script cut (30 % Han letters: characters
+/// from there on, words below) and its excerpt on the other side were never compared — their
+/// signatures were of different shingles and shared nothing (kernel-doc pages with code, whose
+/// excerpts dropped an English header or a Chinese paragraph, were missed this way). A text
+/// near the cut is now also searched by the other kind of shingles.
+#[test]
+fn copies_on_either_side_of_the_script_cut_are_found() {
+    use neardup::detect::Detector;
+    use neardup::features::spaceless_share;
+    use neardup::policy::{AutoDetector, PolicyOptions};
+    use neardup::{FingerprintConfig, Fingerprinter};
+    let paras = fixture_paragraphs();
+    let zh: Vec<&str> = paras.iter().take(12).map(String::as_str).collect();
+    // 72 letters a line against about 35 Han characters a paragraph: 32 % Han, under 30 %
+    // once the first two paragraphs' Chinese is left out.
+    let code = "mount -t overlay overlay -o lowerdir=/path/to/old upperdir=/path/to/new \
+                workdir=/path/to/work";
+    let page = mixed_page(&zh, code);
+    // The excerpt leaves out the first two paragraphs' Chinese, keeping their code lines.
+    let excerpt = format!("{code}\n{code}\n{}", mixed_page(&zh[2..], code));
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let shares = [&page, &excerpt].map(|t| spaceless_share(&fp.normalize(t)).unwrap());
+    assert!(
+        (shares[0] >= 0.3) != (shares[1] >= 0.3),
+        "the two must lie on either side of the cut: {shares:?}"
+    );
+    for (band, found) in [(true, true), (false, false)] {
+        let mut opts = PolicyOptions::default();
+        if !band {
+            opts.minhash.script_band = None;
+        }
+        for (first, second) in [(&page, &excerpt), (&excerpt, &page)] {
+            let mut det = AutoDetector::new(fp.clone(), opts.clone()).unwrap();
+            det.insert(0, det.sketch(first).unwrap());
+            let verdicts = det.find(&det.sketch(second).unwrap());
+            assert_eq!(
+                !verdicts.is_empty(),
+                found,
+                "band {band}: {verdicts:?} {shares:?}"
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Searching by both kinds of shingles near the script cut only adds matches: every
+    /// document found without it is found with it, at a similarity at least as high.
+    #[test]
+    fn the_script_band_only_adds_matches(
+        picks in proptest::collection::vec((0usize..30, 0usize..4, any::<bool>()), 4..10),
+    ) {
+        use neardup::detect::Detector;
+        use neardup::policy::{AutoDetector, PolicyOptions};
+        use neardup::{FingerprintConfig, Fingerprinter};
+        let paras = fixture_paragraphs();
+        let codes = [
+            "let x = compute the value of the register and store it",
+            "echo the configuration file into the output directory",
+            "return the number of pages mapped by the kernel module",
+            "set the flag before the interrupt handler runs again",
+        ];
+        // Documents mixing a few shared paragraphs and code lines: some near-copies, some on
+        // either side of the cut.
+        let docs: Vec<String> = picks
+            .iter()
+            .map(|&(p, c, more_code)| {
+                let zh: Vec<&str> = (0..4).map(|k| paras[(p + k) % paras.len()].as_str()).collect();
+                let mut t = mixed_page(&zh, codes[c]);
+                if more_code {
+                    t.push_str(&format!("{}\n{}\n", codes[(c + 1) % 4], codes[(c + 2) % 4]));
+                }
+                t
+            })
+            .collect();
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let mut without = PolicyOptions::default();
+        without.minhash.script_band = None;
+        let mut a = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+        let mut b = AutoDetector::new(fp, without).unwrap();
+        for (i, d) in docs.iter().enumerate() {
+            let (sa, sb) = (a.sketch(d).unwrap(), b.sketch(d).unwrap());
+            let (va, vb) = (a.find(&sa), b.find(&sb));
+            for v in &vb {
+                let w = va.iter().find(|w| w.of == v.of);
+                prop_assert!(w.is_some_and(|w| w.similarity >= v.similarity), "{v:?} not in {va:?}");
+            }
+            a.insert(i as u32, sa);
+            b.insert(i as u32, sb);
+        }
+    }
+}

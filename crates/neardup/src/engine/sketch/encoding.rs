@@ -638,6 +638,8 @@ fn read_auto(
             signature,
             keys,
             shingles,
+            // Searched at the document's decision, never stored.
+            other: None,
         })
     } else {
         None
