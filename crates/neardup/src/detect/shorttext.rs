@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
-use crate::features::{detect_method, is_spaceless_script, is_word_char, Method};
+use crate::features::{detect_method, is_spaceless_script, is_word_char, spaceless_share, Method};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
 use crate::minhash::{LshOptions, MinHashLsh, MinHashOptions, MinHasher, Scheme, Shingles};
@@ -97,7 +97,19 @@ pub struct ShortTextOptions {
     pub containment: Option<ContainmentOptions>,
     /// Seed of the MinHash functions. Default 1.
     pub seed: u64,
+    /// A text whose share of letters in Han or another spaceless script
+    /// ([`spaceless_share`]) lies in `[lo, hi)` around the
+    /// cut between Han-heavy text (30 %: `han_ngram`) and other text (`other_ngram`) is also
+    /// searched by the other n-gram size's band keys, which a copy on the other side of the
+    /// cut was indexed by (an ad, a quote's attribution or an excerpt moves a short text's
+    /// share far); it is indexed by its own only. `None`: by its own only. Default
+    /// [`SHORT_SCRIPT_BAND`] (docs/quality.md, "Texts near the script cut").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script_band: Option<(f64, f64)>,
 }
+
+/// The default of [`ShortTextOptions::script_band`].
+pub const SHORT_SCRIPT_BAND: (f64, f64) = (0.1, 0.6);
 
 impl ShortTextOptions {
     /// The longest text (letters/digits) a text of `max_chars` can match: at the threshold,
@@ -129,6 +141,7 @@ impl Default for ShortTextOptions {
             numbers_must_match: true,
             containment: Some(ContainmentOptions::default()),
             seed: 1,
+            script_band: Some(SHORT_SCRIPT_BAND),
         }
     }
 }
@@ -242,6 +255,7 @@ pub fn numbers_contained(short: &str, long: &str) -> bool {
 
 /// The containment score of two confirmation texts (`chars`: their letters/digits) under
 /// `opts`: `Some(score ≥ threshold)` when the shorter lies inside the longer, `None` otherwise.
+/// `han`: whether the shorter text is Han-heavy (which of the least lengths it must have).
 pub fn containment(
     opts: &ContainmentOptions,
     han: bool,
@@ -297,6 +311,9 @@ pub struct ShortSketch {
     pub han: bool,
     /// LSH band keys.
     pub keys: Vec<u64>,
+    /// For a text near the script cut ([`ShortTextOptions::script_band`]), its band keys by
+    /// the other n-gram size: searched too, never indexed nor stored.
+    pub other_keys: Option<Vec<u64>>,
 }
 
 /// The confirmation text of normalised `text` (see the module docs).
@@ -498,23 +515,33 @@ impl ShortTextDetector {
             return Err(Error::EmptyDocument { input_bytes });
         }
         let han = detect_method(&text) == Method::Jieba;
-        let hasher = if han { &self.han } else { &self.other };
-        let sig = hasher
-            .signature_normalized(&text)
+        let keys = self
+            .keys_of(&text, han)
             .ok_or(Error::EmptyDocument { input_bytes })?;
-        let mut keys = self.lsh.keys(&sig);
+        let near_cut = self.opts.script_band.is_some_and(|(lo, hi)| {
+            spaceless_share(&text).is_some_and(|share| lo <= share && share < hi)
+        });
+        Ok(ShortSketch {
+            other_keys: near_cut.then(|| self.keys_of(&text, !han)).flatten(),
+            chars: text.chars().count() as u32,
+            text: text.into_boxed_str(),
+            han,
+            keys,
+        })
+    }
+
+    /// The band keys of confirmation text `text` by the n-gram size of Han-heavy text (`han`)
+    /// or of other text, in that size's own key space.
+    fn keys_of(&self, text: &str, han: bool) -> Option<Vec<u64>> {
+        let hasher = if han { &self.han } else { &self.other };
+        let mut keys = self.lsh.keys(&hasher.signature_normalized(text)?);
         // Keep Han and other n-gram spaces apart.
         if han {
             for k in &mut keys {
                 *k = !*k;
             }
         }
-        Ok(ShortSketch {
-            chars: text.chars().count() as u32,
-            text: text.into_boxed_str(),
-            han,
-            keys,
-        })
+        Some(keys)
     }
 
     /// The confirmation text stored for document `doc` (documents are inserted in ascending
@@ -562,7 +589,14 @@ impl Detector for ShortTextDetector {
         // Its side of every check, prepared once.
         let mut query = confirm::Query::new(s, self.opts.measure);
         let mut out = Vec::new();
-        let candidates = self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED);
+        let mut candidates = self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED);
+        if let Some(other) = &s.other_keys {
+            // Those of the other n-gram size's space too (at most as many again).
+            let mine: std::collections::HashSet<u32, FastBuild> =
+                candidates.iter().copied().collect();
+            let more = self.lsh.candidates_at_most(other, MAX_CONFIRMED);
+            candidates.extend(more.into_iter().filter(|c| !mine.contains(c)));
+        }
         // Each candidate's lengths, character set and text bounds are at a random place: asked for a few
         // candidates ahead, so that their cache misses overlap.
         let prefetch = |k: usize| {
@@ -588,6 +622,7 @@ impl Detector for ShortTextDetector {
                 chars: meta.chars,
                 digits: meta.digits,
                 set: &self.sets[i],
+                han: meta.han,
                 absent: Default::default(),
             };
             // dist ≥ |la − lb|, so the Levenshtein similarity is at most min/max.
@@ -609,7 +644,6 @@ impl Detector for ShortTextDetector {
                     .opts
                     .containment
                     .as_ref()
-                    .filter(|_| meta.han == s.han)
                     .and_then(|c| query.containment(c, &other, self.opts.numbers_must_match))
                     .map(|c| (c, crate::detect::Stage::Containment)),
             };
@@ -650,150 +684,4 @@ impl Detector for ShortTextDetector {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn detector(containment: bool) -> ShortTextDetector {
-        let fp = Fingerprinter::new(crate::FingerprintConfig::default()).unwrap();
-        let opts = ShortTextOptions {
-            containment: containment.then(ContainmentOptions::default),
-            ..ShortTextOptions::default()
-        };
-        ShortTextDetector::new(fp, opts).unwrap()
-    }
-
-    fn matches(d: &mut ShortTextDetector, a: &str, b: &str) -> Vec<Verdict> {
-        let sa = d.sketch(a).unwrap();
-        d.insert(0, sa);
-        d.find(&d.sketch(b).unwrap())
-    }
-
-    /// A stream of short texts that share a phrase made every new one a candidate of
-    /// thousands of stored ones, each aligned: decisions slowed without bound. At most
-    /// `MAX_CONFIRMED` are confirmed — those sharing the most bands, so a near-duplicate among
-    /// thousands of texts sharing only the phrase is still found.
-    #[test]
-    fn candidates_confirmed_are_bounded_and_the_near_duplicate_is_still_found() {
-        let mut d = detector(true);
-        let phrase = "今天的天气预报说明天会下雨";
-        for i in 0..2000u32 {
-            let tail: String = (0..6)
-                .map(|j| char::from_u32(0x4E00 + (i * 7 + j * 1013) % 20000).unwrap())
-                .collect();
-            let s = d.sketch(&format!("{phrase}，{tail}")).unwrap();
-            d.insert(i, s);
-        }
-        let original = "我们周末一起去爬山吧，山顶的风景非常漂亮，记得带上相机和水";
-        let s = d.sketch(original).unwrap();
-        d.insert(5000, s);
-        let query = format!(
-            "{phrase}，{}",
-            "我们周末一起去爬山吧，山顶的风景非常漂亮，记得带上相机和"
-        );
-        let q = d.sketch(&query).unwrap();
-        assert!(
-            d.lsh.candidates(&q.keys).len() > MAX_CONFIRMED,
-            "the phrase makes thousands of candidates"
-        );
-        let found = d.find(&q);
-        assert!(found.iter().any(|v| v.of == 5000), "{found:?}");
-    }
-
-    /// Reposts with a comment, a forwarding marker or an attribution added (found 47 % of the
-    /// time on held-out short reviews, under the edit-distance measure alone) match by
-    /// containment, with the stage saying so; either order.
-    #[test]
-    fn reposts_match_by_containment() {
-        let post = "今天终于把那本三国演义读完了，诸葛亮真是太令人佩服了";
-        for repost in [
-            format!("//@小明同学: 转发微博 好文，收藏了。{post}"),
-            format!("{post}——转自晴天娃娃的微博（来源：网络）"),
-            format!("说得太好了，转给大家看看：{post}#每日一句#"),
-        ] {
-            let mut plain = detector(false);
-            assert!(matches(&mut plain, post, &repost).is_empty(), "{repost}");
-            for (a, b) in [(post, repost.as_str()), (repost.as_str(), post)] {
-                let mut d = detector(true);
-                let v = matches(&mut d, a, b);
-                assert_eq!(v.len(), 1, "{a} / {b}");
-                assert_eq!(v[0].stage, crate::detect::Stage::Containment);
-                assert_eq!(v[0].similarity, Some(1.0));
-            }
-        }
-        let en = "the committee approved the budget for new roads and schools after a long debate";
-        let mut d = detector(true);
-        let v = matches(&mut d, en, &format!("RT @jsmith: {en} (via @news_bot)"));
-        assert_eq!(v[0].stage, crate::detect::Stage::Containment);
-    }
-
-    /// Containment does not link texts that only share a phrase, texts too short to judge,
-    /// or a shorter text whose numbers the longer one lacks.
-    #[test]
-    fn containment_needs_most_of_the_shorter_text() {
-        let mut d = detector(true);
-        // One shared clause, the rest different.
-        assert!(matches(
-            &mut d,
-            "滚滚长江东逝水，浪花淘尽英雄，是非成败转头空",
-            "浪花淘尽英雄，今天我们去江边散步，看到很多游客在拍照留念"
-        )
-        .is_empty());
-        let mut d = detector(true);
-        // Under `han_min_chars` letters.
-        assert!(matches(&mut d, "转发微博", "//@小明同学: 转发微博 好文").is_empty());
-        let mut d = detector(true);
-        // A verification code the longer text does not hold.
-        assert!(matches(
-            &mut d,
-            "您的验证码是834921，五分钟内有效，请勿告诉他人",
-            "【某某银行】您的验证码是106577，五分钟内有效，请勿告诉他人，谢谢"
-        )
-        .is_empty());
-    }
-
-    proptest::proptest! {
-        /// The digit-run checks answer what comparing the collected runs answers.
-        #[test]
-        fn digit_run_checks_equal_collected_runs(
-            a in proptest::collection::vec(proptest::sample::select(vec!['1', '2', '3', 'a', ' ', '中', '〇', '²', '٣', '①', '\u{4DFF}', '😀']), 0..24),
-            b in proptest::collection::vec(proptest::sample::select(vec!['1', '2', '3', 'a', ' ', '中', '〇', '²', '٣', '①', '\u{4DFF}', '😀']), 0..24),
-        ) {
-            let (a, b): (String, String) = (a.into_iter().collect(), b.into_iter().collect());
-            let runs = |t: &str| -> Vec<String> {
-                t.split(|c: char| !crate::features::is_numeric(c))
-                    .filter(|r| !r.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            };
-            proptest::prop_assert_eq!(same_numbers(&a, &b), runs(&a) == runs(&b));
-            let theirs = runs(&b);
-            proptest::prop_assert_eq!(
-                numbers_contained(&a, &b),
-                runs(&a).iter().all(|r| theirs.contains(r))
-            );
-        }
-    }
-
-    #[test]
-    fn numbers_contained_is_per_run() {
-        assert!(numbers_contained("价格 12 元", "原价 15 元，现价 12 元"));
-        assert!(!numbers_contained("价格 12 元", "价格 123 元"));
-        assert!(numbers_contained("没有数字", "有 1 个数字"));
-    }
-
-    /// The shortcut for identical texts gives exactly what the edit-distance computation gives.
-    #[test]
-    fn identical_texts_shortcut_matches_levenshtein() {
-        for t in [
-            "",
-            "a",
-            "今天天气真好",
-            "abc 123 def",
-            &"长文本".repeat(200),
-        ] {
-            let full = levenshtein::normalized_similarity(t.chars(), t.chars());
-            assert_eq!(similarity(Measure::Levenshtein, t, t, 2), full, "{t:?}");
-            assert_eq!(full, 1.0);
-        }
-    }
-}
+mod tests;

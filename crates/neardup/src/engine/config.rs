@@ -45,13 +45,12 @@ pub(super) fn config_blob(fp: &Fingerprinter, cfg: &EngineConfig) -> String {
             m.remove("bits");
         }
     }
-    // The script band changes what a text is searched by, never what is stored: not
-    // recorded, so a directory written without it is searched with it.
-    if let Some(m) = blob
-        .pointer_mut("/detector/minhash")
-        .and_then(|m| m.as_object_mut())
-    {
-        m.remove("script_band");
+    // The script bands change what a text is searched by, never what is stored: not
+    // recorded, so a directory written without them is searched with them.
+    for at in ["/detector/minhash", "/detector/short"] {
+        if let Some(m) = blob.pointer_mut(at).and_then(|m| m.as_object_mut()) {
+            m.remove("script_band");
+        }
     }
     // Guard samples of 256 are recorded without `guard_sample`, the form before the key
     // existed: such a directory opens with 256 and is refused, by name, with any other.

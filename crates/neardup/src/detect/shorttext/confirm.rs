@@ -69,6 +69,8 @@ pub(super) struct Stored<'a> {
     pub(super) digits: u32,
     /// [`CharSet::of`] it.
     pub(super) set: &'a CharSet,
+    /// Whether it is Han-heavy.
+    pub(super) han: bool,
     /// [`Query::absent_from`] it, once asked.
     pub(super) absent: std::cell::Cell<Option<usize>>,
 }
@@ -179,7 +181,9 @@ impl<'a> Query<'a> {
         } else {
             (other.chars, self.s.chars)
         };
-        let min = if self.s.han {
+        // The least length is the shorter text's, by its script.
+        let short_han = if mine_inside { self.s.han } else { other.han };
+        let min = if short_han {
             opts.han_min_chars
         } else {
             opts.other_min_chars
@@ -255,16 +259,18 @@ mod tests {
             chars: text.chars().count() as u32,
             han,
             keys: Vec::new(),
+            other_keys: None,
         }
     }
 
-    fn stored<'a>(text: &'a str, set: &'a CharSet) -> Stored<'a> {
+    fn stored<'a>(text: &'a str, set: &'a CharSet, han: bool) -> Stored<'a> {
         Stored {
             arena: text,
             span: 0..text.len(),
             chars: text.chars().count() as u32,
             digits: runs_digest(text),
             set,
+            han,
             absent: Default::default(),
         }
     }
@@ -281,11 +287,12 @@ mod tests {
 
     proptest! {
         /// One prepared text checked against many answers what each pairwise definition
-        /// answers, for every measure, threshold and containment setting.
+        /// answers, for every measure, threshold and containment setting, of either script
+        /// (a text near the script cut meets texts of the other n-gram size).
         #[test]
         fn prepared_checks_equal_the_pairwise_definitions(
             q in text(),
-            others in proptest::collection::vec((text(), 0usize..4), 1..6),
+            others in proptest::collection::vec((text(), 0usize..4, any::<bool>()), 1..6),
             han in any::<bool>(),
             t in 0.5f64..1.0,
             measure in proptest::sample::select(vec![Measure::Levenshtein, Measure::Jaccard, Measure::Cosine]),
@@ -294,7 +301,7 @@ mod tests {
             let s = sketch(&q, han);
             let mut query = Query::new(&s, measure);
             let opts = ContainmentOptions { han_min_chars: 3, other_min_chars: 3, edge, ..Default::default() };
-            for (o, how) in &others {
+            for (o, how, other_han) in &others {
                 // Often make the other text hold the query, or be part of it.
                 let o = match how {
                     0 => format!("{o}{q}"),
@@ -304,12 +311,14 @@ mod tests {
                     _ => o.clone(),
                 };
                 let set = CharSet::of(&o);
-                let st = stored(&o, &set);
+                let st = stored(&o, &set, *other_han);
                 prop_assert_eq!(query.same_numbers(&st), same_numbers(&q, &o));
                 let want = Some(similarity(measure, &q, &o, 2)).filter(|&x| x >= t);
                 prop_assert_eq!(query.similarity(measure, &st, 2, t), want);
                 for numbers in [false, true] {
-                    let want = containment(&opts, han, (&q, s.chars), (&o, st.chars), numbers);
+                    // The least length is the shorter text's (the query's, of equal lengths).
+                    let short_han = if s.chars <= st.chars { han } else { *other_han };
+                    let want = containment(&opts, short_han, (&q, s.chars), (&o, st.chars), numbers);
                     prop_assert_eq!(query.containment(&opts, &st, numbers), want);
                 }
             }

@@ -592,6 +592,8 @@ fn read_auto(
             chars,
             han,
             keys,
+            // Searched at the document's decision, never stored.
+            other_keys: None,
         })
     } else {
         None
