@@ -58,8 +58,9 @@ pub struct MinHashDetectorOptions {
     /// around the rule's cut (0.3: characters from there on, words below) is searched by both
     /// kinds of shingles — its own, and the other's, which a copy on the other side of the
     /// cut was indexed by (an excerpt or an ad moves the share; two signatures of different
-    /// shingles share nothing). The document is indexed by its own kind only. `None` (the default): by its own kind only. `auto`
-    /// searches `[0.2, 0.4)` ([`SCRIPT_BAND`]).
+    /// shingles share nothing). The document is indexed by its own kind only. `None` (the
+    /// default): searched by its own kind only. `auto` searches `[0.2, 0.4)`
+    /// ([`SCRIPT_BAND`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script_band: Option<(f64, f64)>,
 }
@@ -124,14 +125,7 @@ impl MinHashDetector {
             )));
         }
         let hasher = MinHasher::new(&opts.minhash)?;
-        if let Some((lo, hi)) = opts.script_band {
-            if !(0.0..=1.0).contains(&lo) || !(0.0..=1.0).contains(&hi) || lo > hi {
-                return Err(Error::Config(format!(
-                    "minhash script_band = ({lo}, {hi}) must be two shares 0 ≤ lo ≤ hi ≤ 1 \
-                     (default for auto: {SCRIPT_BAND:?})"
-                )));
-            }
-        }
+        crate::detect::check_script_band("minhash script_band", opts.script_band, SCRIPT_BAND)?;
         let by_kind = (opts.script_band.is_some() && opts.minhash.shingles == Shingles::Auto)
             .then(|| -> Result<_> {
                 let kind = |shingles| {

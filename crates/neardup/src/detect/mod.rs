@@ -87,6 +87,20 @@ pub struct Verdict {
     pub stage: Stage,
 }
 
+/// Checks a script band (`setting` names it in the message): two shares `0 ≤ lo ≤ hi ≤ 1`.
+pub(crate) fn check_script_band(
+    setting: &str,
+    band: Option<(f64, f64)>,
+    default: (f64, f64),
+) -> Result<()> {
+    match band {
+        Some((lo, hi)) if !(0.0 <= lo && lo <= hi && hi <= 1.0) => Err(Error::Config(format!(
+            "{setting} = ({lo}, {hi}) must be two shares 0 ≤ lo ≤ hi ≤ 1 (default {default:?})"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Orders two verdicts by strength of evidence: smaller distance, then higher similarity, then
 /// the earlier document (`a_arrival`, `b_arrival`: the two documents' arrival order). Batch
 /// dedup and the online engine pick the evidence for a decision with this one rule.

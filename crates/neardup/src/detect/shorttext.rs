@@ -443,6 +443,7 @@ impl ShortTextDetector {
                 )));
             }
         }
+        crate::detect::check_script_band("short script_band", opts.script_band, SHORT_SCRIPT_BAND)?;
         if !(opts.threshold > 0.0 && opts.threshold <= 1.0) {
             return Err(Error::Config(format!(
                 "short-text threshold {} is out of range; use a similarity in (0, 1] (default 0.8)",

@@ -204,3 +204,25 @@ proptest::proptest! {
         }
     }
 }
+
+/// A script band that is not two shares in order is refused by name, on either path.
+#[test]
+fn a_bad_script_band_is_refused() {
+    let fp = Fingerprinter::new(crate::FingerprintConfig::default()).unwrap();
+    let short = ShortTextOptions {
+        script_band: Some((0.6, 0.1)),
+        ..ShortTextOptions::default()
+    };
+    let e = ShortTextDetector::new(fp.clone(), short)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("short script_band = (0.6, 0.1)"), "{e}");
+    let long = crate::minhash::MinHashDetectorOptions {
+        script_band: Some((0.2, 1.5)),
+        ..Default::default()
+    };
+    let e = crate::minhash::MinHashDetector::new(fp, long)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("minhash script_band = (0.2, 1.5)"), "{e}");
+}
