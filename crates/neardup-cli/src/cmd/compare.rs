@@ -154,6 +154,11 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
             )?;
         }
         match e.minhash_similarity {
+            Some(s) if e.minhash_other_kind => writeln!(
+                out,
+                "  minhash: Jaccard estimate {s:.3} (threshold {tm}), B cut into the other kind \
+                 of shingles: A and B lie on either side of the script cut (30 % Han)"
+            )?,
             Some(s) => writeln!(out, "  minhash: Jaccard estimate {s:.3} (threshold {tm})")?,
             None => writeln!(out, "  minhash: — (both texts must be long)")?,
         }

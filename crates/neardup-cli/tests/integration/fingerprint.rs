@@ -322,3 +322,33 @@ fn compare_decides_as_dedup_and_names_the_stage() {
     );
     assert!(!o.status.success(), "{}", stderr(&o));
 }
+
+/// Regression: a mixed page and its excerpt on either side of the script cut (30 % Han) were
+/// "different" with a Jaccard estimate of 0 (their signatures were of different shingles);
+/// `compare` now finds them and says that the second was cut the other way.
+#[test]
+fn compare_finds_a_pair_on_either_side_of_the_script_cut_and_says_so() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../neardup/tests/fixtures/sanguo_ch1.txt");
+    let paras: Vec<String> = std::fs::read_to_string(fixture)
+        .unwrap()
+        .split('\n')
+        .map(|p| p.chars().take(40).collect::<String>())
+        .filter(|p| p.chars().count() == 40)
+        .take(12)
+        .collect();
+    let code = "mount -t overlay overlay -o lowerdir=/path/to/old upperdir=/path/to/new workdir=/path/to/work";
+    let page: String = paras.iter().map(|p| format!("{p}\n{code}\n")).collect();
+    let excerpt = format!(
+        "{code}\n{code}\n{}",
+        paras[2..]
+            .iter()
+            .map(|p| format!("{p}\n{code}\n"))
+            .collect::<String>()
+    );
+    let o = run(&["compare", "--text", &page, &excerpt], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.starts_with("near-duplicates  (stage minhash"), "{s}");
+    assert!(s.contains("either side of the script cut"), "{s}");
+}

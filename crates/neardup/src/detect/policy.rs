@@ -466,6 +466,10 @@ pub struct Explanation {
     /// Estimated Jaccard of the MinHash signatures (when both take the long path), and the
     /// threshold it is compared with.
     pub minhash_similarity: Option<f64>,
+    /// Whether that estimate is of the second text's signature by the other kind of shingles
+    /// than its own: the two lie on either side of the script cut
+    /// ([`MinHashDetectorOptions::script_band`](crate::minhash::MinHashDetectorOptions::script_band)).
+    pub minhash_other_kind: bool,
     /// The thresholds: `(short path, MinHash)`.
     pub thresholds: (f64, f64),
     /// The strongest verdict of the detector with the first document inserted and the second
@@ -538,18 +542,18 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
     // As the detector compares them (`a` indexed, `b` searched): `a`'s signature against
     // `b`'s, and against `b`'s by the other kind of shingles when `b` is near the script cut
     // (`MinHashSketch::other`); the stronger estimate is the pair's.
-    let minhash_similarity = match (&sa.minhash, &sb.minhash) {
+    let (minhash_similarity, minhash_other_kind) = match (&sa.minhash, &sb.minhash) {
         (Some(x), Some(y)) => {
             let estimate = |b: &MinHashSketch| {
                 crate::minhash::jaccard_estimate_bits(&x.signature, &b.signature, opts.minhash.bits)
             };
-            Some(
-                y.other
-                    .as_deref()
-                    .map_or(estimate(y), |o| estimate(y).max(estimate(o))),
-            )
+            let own = estimate(y);
+            match y.other.as_deref().map(estimate) {
+                Some(other) if other > own => (Some(other), true),
+                _ => (Some(own), false),
+            }
         }
-        _ => None,
+        _ => (None, false),
     };
     let exact = sa.exact == sb.exact;
     det.insert(0, sa);
@@ -562,6 +566,7 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         short_containment,
         short_quote,
         minhash_similarity,
+        minhash_other_kind,
         thresholds: (opts.short.threshold, opts.minhash.lsh.threshold),
         verdict,
     })
