@@ -393,7 +393,8 @@ pub fn similarity(measure: Measure, a: &str, b: &str, n: usize) -> f64 {
 /// The most candidates [`ShortTextDetector`] confirms for one text: when more stored texts
 /// share a band with it (thousands can, in a stream of short texts that share phrases), those
 /// sharing the most bands — the likeliest near-duplicates — are confirmed, so a decision costs
-/// at most this many alignments however the stream repeats itself.
+/// at most this many alignments however the stream repeats itself (in each key space a text
+/// is searched in: twice as many near the script cut, [`ShortTextOptions::script_band`]).
 pub const MAX_CONFIRMED: usize = 256;
 
 /// How many candidates ahead of its checks a candidate's `meta` and `sets` entries are
