@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::{Detector, Verdict};
 use crate::error::{Error, Result};
-use crate::features::{detect_method, is_spaceless_script, is_word_char, spaceless_share, Method};
+use crate::features::{is_spaceless_script, is_word_char, method_of, script_counts, Method};
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
 use crate::minhash::{LshOptions, MinHashLsh, MinHashOptions, MinHasher, Scheme, Shingles};
@@ -98,7 +98,7 @@ pub struct ShortTextOptions {
     /// Seed of the MinHash functions. Default 1.
     pub seed: u64,
     /// A text whose share of letters in Han or another spaceless script
-    /// ([`spaceless_share`]) lies in `[lo, hi)` around the
+    /// ([`spaceless_share`](crate::features::spaceless_share)) lies in `[lo, hi)` around the
     /// cut between Han-heavy text (30 %: `han_ngram`) and other text (`other_ngram`) is also
     /// searched by the other n-gram size's band keys, which a copy on the other side of the
     /// cut was indexed by (an ad, a quote's attribution or an excerpt moves a short text's
@@ -516,12 +516,16 @@ impl ShortTextDetector {
         if text.is_empty() {
             return Err(Error::EmptyDocument { input_bytes });
         }
-        let han = detect_method(&text) == Method::Jieba;
+        // One pass counts the scripts for both the n-gram size and the script band.
+        let (alnum, scripts) = script_counts(&text);
+        let han = method_of(alnum, scripts) == Method::Jieba;
         let keys = self
             .keys_of(&text, han)
             .ok_or(Error::EmptyDocument { input_bytes })?;
         let near_cut = self.opts.script_band.is_some_and(|(lo, hi)| {
-            spaceless_share(&text).is_some_and(|share| lo <= share && share < hi)
+            scripts
+                .spaceless_share(alnum)
+                .is_some_and(|share| lo <= share && share < hi)
         });
         Ok(ShortSketch {
             other_keys: near_cut.then(|| self.keys_of(&text, !han)).flatten(),

@@ -628,6 +628,12 @@ pub(crate) struct ScriptCounts {
 }
 
 impl ScriptCounts {
+    /// The share of `alnum` letters and digits that are Han or of another spaceless script
+    /// ([`spaceless_share`]; `None` without any).
+    pub(crate) fn spaceless_share(&self, alnum: usize) -> Option<f64> {
+        (alnum > 0).then(|| (self.han + self.spaceless) as f64 / alnum as f64)
+    }
+
     /// Counts non-ASCII letter or digit `c`.
     #[inline]
     pub(crate) fn add(&mut self, c: char) {
@@ -652,11 +658,11 @@ pub fn detect_method(text: &str) -> Method {
 /// (`None` without any): `auto` cuts text into characters from 0.3 on, into words below.
 pub fn spaceless_share(text: &str) -> Option<f64> {
     let (alnum, s) = script_counts(text);
-    (alnum > 0).then(|| (s.han + s.spaceless) as f64 / alnum as f64)
+    s.spaceless_share(alnum)
 }
 
 /// The letters and digits of `text` and their script counts, which `auto` decides on.
-fn script_counts(text: &str) -> (usize, ScriptCounts) {
+pub(crate) fn script_counts(text: &str) -> (usize, ScriptCounts) {
     let (mut alnum, mut scripts) = (0usize, ScriptCounts::default());
     for c in text.chars() {
         if c.is_ascii() {

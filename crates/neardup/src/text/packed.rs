@@ -128,8 +128,7 @@ pub(crate) fn char_codes_scan<F: FnMut(u128)>(
     if count > 0 && count < n {
         f(window);
     }
-    let share = (count > 0).then(|| (scripts.han + scripts.spaceless) as f64 / count as f64);
-    (method_of(count, scripts), share)
+    (method_of(count, scripts), scripts.spaceless_share(count))
 }
 
 /// The piece size, in bytes, past which [`chars_each`] packs a text a piece at a time.

@@ -155,7 +155,7 @@ fn identical_texts_shortcut_matches_levenshtein() {
 fn an_excerpt_on_the_other_side_of_the_script_cut_is_found() {
     let post = "在终端里输入下面的命令就能挂载新的目录结构 mount -t overlay overlay -o lowerdir=/old upperdir=/new";
     let excerpt = "挂载新的目录结构 mount -t overlay overlay -o lowerdir=/old upperdir=/new";
-    let shares = [post, excerpt].map(|t| spaceless_share(t).unwrap());
+    let shares = [post, excerpt].map(|t| crate::features::spaceless_share(t).unwrap());
     assert!(shares[0] >= 0.3 && shares[1] < 0.3, "{shares:?}");
     for band in [Some(SHORT_SCRIPT_BAND), None] {
         for (a, b) in [(post, excerpt), (excerpt, post)] {
