@@ -105,6 +105,20 @@ fn rss_bytes() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
+/// The resident set's anonymous and file-backed kilobytes (`RssAnon`, `RssFile`): pages of
+/// the spill files that reads mapped are file-backed, which the kernel may drop.
+fn rss_split_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("RssAnon:"), field("RssFile:"))
+}
+
 /// The `p` quantile of `v` (zero when `v` is empty: no such documents were measured).
 fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
     v.sort_unstable();
@@ -169,6 +183,7 @@ fn bench(c: &mut Criterion) {
     let t0 = 1_700_000_000_000 / segment_ms * segment_ms;
     clock.set(t0);
     let rss0 = rss_bytes();
+    let split0 = rss_split_kib();
     let engine = Engine::open(dir.path(), fp.clone(), cfg.clone(), clock.clone()).unwrap();
     let started = Instant::now();
     let mut bytes = 0usize;
@@ -206,10 +221,17 @@ fn bench(c: &mut Criterion) {
         "the preload is mostly unique ({uniques} of {n})"
     );
     println!(
-        "memory: index {:.0} B/doc + records {:.0} B/doc (engine accounting); resident growth {:.0} B/doc",
+        "memory: index {:.0} B/doc + records {:.0} B/doc (engine accounting); resident growth {:.0} B/doc; kept sketches spilled to the data directory {:.0} B/doc",
         stats.index_bytes as f64 / stats.documents as f64,
         stats.record_bytes as f64 / stats.documents as f64,
-        rss as f64 / stats.documents as f64
+        rss as f64 / stats.documents as f64,
+        stats.spilled_bytes as f64 / stats.documents as f64
+    );
+    let split = rss_split_kib();
+    println!(
+        "resident growth: anonymous {:.0} B/doc, file-backed {:.0} B/doc",
+        split.0.saturating_sub(split0.0) as f64 * 1024.0 / stats.documents as f64,
+        split.1.saturating_sub(split0.1) as f64 * 1024.0 / stats.documents as f64
     );
     engine.shutdown().unwrap();
     drop(engine);
@@ -361,9 +383,18 @@ fn bench(c: &mut Criterion) {
         pct(dup_t, 0.99)
     );
 
+    let docs = engine.stats().documents as f64;
+    let split = rss_split_kib();
     println!(
-        "resident growth after the restart and the checks: {:.0} B/doc",
-        rss_bytes().saturating_sub(rss0) as f64 / engine.stats().documents as f64
+        "resident growth after the restart and the checks: {:.0} B/doc (anonymous {:.0}, file-backed {:.0})",
+        rss_bytes().saturating_sub(rss0) as f64 / docs,
+        split.0.saturating_sub(split0.0) as f64 * 1024.0 / docs,
+        split.1.saturating_sub(split0.1) as f64 * 1024.0 / docs
+    );
+    freeze(&engine, "after the checks");
+    println!(
+        "resident growth once maintenance has run: {:.0} B/doc",
+        rss_bytes().saturating_sub(rss0) as f64 / docs
     );
 
     let mut g = c.benchmark_group("engine_auto");

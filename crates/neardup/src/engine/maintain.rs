@@ -44,6 +44,7 @@ pub(super) fn maintain(sh: &Shared) -> Result<()> {
     expire(sh);
     merge_runs(sh)?;
     freeze_tables(sh);
+    release_spilled_pages(sh);
     let due = {
         let since = lock(&sh.last_snapshot).elapsed();
         let records = sh.store.last_lsn() - sh.store.snapshot_lsn();
@@ -55,6 +56,19 @@ pub(super) fn maintain(sh: &Shared) -> Result<()> {
         snapshot(sh)?;
     }
     Ok(())
+}
+
+/// Lets go of the spill files' pages that the template veto's reads mapped since the last
+/// maintenance: they stay in the page cache (a later read maps them again), and the resident
+/// set holds what the engine keeps rather than what it happened to read
+/// ([`SketchIndex::release_pages`](super::sketch::SketchIndex::release_pages)).
+fn release_spilled_pages(sh: &Shared) {
+    let inner = sh.read();
+    for seg in inner.segments.values() {
+        if let Some(x) = &seg.sketches {
+            x.release_pages();
+        }
+    }
 }
 
 pub(super) fn enforce_max_docs(sh: &Shared) -> Result<()> {

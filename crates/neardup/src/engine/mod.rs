@@ -508,6 +508,7 @@ impl Engine {
                 + seg.head.heap_bytes() as u64
                 + seg.sketches.as_ref().map_or(0, |x| x.heap_bytes() as u64)
                 + seg.observed.capacity() as u64 * 13;
+            s.spilled_bytes += seg.sketches.as_ref().map_or(0, |x| x.spilled_bytes());
         }
         s.index_bytes += inner.lines.heap_bytes() as u64;
         s.record_bytes = (inner.slab.heap_bytes()

@@ -248,6 +248,7 @@ pub(super) fn recover_sketches(
         reason,
     };
     let mut inner = Inner::new();
+    inner.spill_dir = Some(Arc::from(dir));
     // `decoded`: the sketch decoded ahead (snapshot entries), else decoded here.
     let put = |inner: &mut Inner,
                (seq, ts, id, blob): records::SketchEntry<'_>,

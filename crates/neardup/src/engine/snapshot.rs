@@ -126,6 +126,15 @@ fn write_sketches(
             sw.flush(&mut buf, count)?;
             start = end;
         }
+        // Read whole, its spill file's pages need not stay mapped.
+        if let Some(x) = sh
+            .read()
+            .segments
+            .get(&sid)
+            .and_then(|s| s.sketches.as_ref())
+        {
+            x.release_pages();
+        }
     }
     sw.finish_observed(observed)
 }

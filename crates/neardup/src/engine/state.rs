@@ -57,6 +57,9 @@ pub(super) struct Inner {
     /// Under the template veto: how many stored documents and counted duplicates hold each
     /// line.
     pub(super) lines: LineCounts,
+    /// Where the segments' sketch indexes spill their encoded sketches (the data directory);
+    /// `None`: in memory.
+    pub(super) spill_dir: Option<Arc<std::path::Path>>,
 }
 
 impl Inner {
@@ -70,6 +73,19 @@ impl Inner {
             snapshotting: false,
             floor: i64::MIN,
             lines: LineCounts::default(),
+            spill_dir: None,
+        }
+    }
+
+    /// A new segment's sketch index, with a detector `make` makes: spilled to
+    /// [`Inner::spill_dir`] when it is set.
+    fn new_sketch_index(
+        spill_dir: Option<&std::path::Path>,
+        make: &dyn Fn() -> AutoDetector,
+    ) -> SketchIndex {
+        match spill_dir {
+            Some(dir) => SketchIndex::spilled(make(), dir),
+            None => SketchIndex::new(make()),
         }
     }
 
@@ -162,8 +178,9 @@ impl Inner {
             .segments
             .entry(ts.div_euclid(segment_ms))
             .or_insert_with(|| Segment::new(head_layout));
+        let dir = self.spill_dir.as_deref();
         seg.sketches
-            .get_or_insert_with(|| SketchIndex::new(make()))
+            .get_or_insert_with(|| Inner::new_sketch_index(dir, make))
             .insert(handle, seq, sketch, blob, make);
         seg.live += 1;
     }
@@ -209,11 +226,12 @@ impl Inner {
         head_layout: &Layout,
         make: &dyn Fn() -> AutoDetector,
     ) {
+        let dir = self.spill_dir.as_deref();
         self.segments
             .entry(segment)
             .or_insert_with(|| Segment::new(head_layout))
             .sketches
-            .get_or_insert_with(|| SketchIndex::new(make()))
+            .get_or_insert_with(|| Inner::new_sketch_index(dir, make))
             .reserve(documents, long, true);
     }
 

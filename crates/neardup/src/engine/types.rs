@@ -323,6 +323,10 @@ pub struct EngineStats {
     pub index_bytes: u64,
     /// Heap bytes of the document records (slots, id arenas) and the id map.
     pub record_bytes: u64,
+    /// Bytes of the segments' encoded sketches (`auto` detector: the template veto's distinct
+    /// parts and line keys, and what snapshots write) spilled to unlinked files of the data
+    /// directory: held by the page cache, not the heap.
+    pub spilled_bytes: u64,
     /// Documents stored since open.
     pub inserted: u64,
     /// Checks answered "duplicate" since open.

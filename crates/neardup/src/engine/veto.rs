@@ -313,6 +313,20 @@ mod tests {
         "the choir rehearsed twice a week before the spring concert",
     ];
 
+    /// Stores `p0`…`p4`, the first five [`BODIES`] in the template: each is unique (their
+    /// template-only matches are vetoed).
+    fn store_five_templated_pages(e: &Engine) {
+        let docs: Vec<Doc> = BODIES[..5]
+            .iter()
+            .enumerate()
+            .map(|(i, b)| Doc::text(format!("p{i}"), templated(b)))
+            .collect();
+        for r in e.check_and_insert_batch(docs) {
+            let o = r.unwrap();
+            assert!(o.stored, "template-only matches are vetoed: {o:?}");
+        }
+    }
+
     /// Whether `p`'s MinHash sketch and distinct part were put off.
     fn is_deferred(p: &crate::engine::PreparedDoc) -> bool {
         match &p.key {
@@ -335,15 +349,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(1_700_000_000_000));
         let e = open(dir.path(), &clock);
-        let docs: Vec<Doc> = BODIES[..5]
-            .iter()
-            .enumerate()
-            .map(|(i, b)| Doc::text(format!("p{i}"), templated(b)))
-            .collect();
-        for r in e.check_and_insert_batch(docs) {
-            let o = r.unwrap();
-            assert!(o.stored, "template-only matches are vetoed: {o:?}");
-        }
+        store_five_templated_pages(&e);
         // The query path never puts the part off: the copy's one hit is its original.
         let q = e.query(&Content::Text(templated(BODIES[0]))).unwrap();
         assert_eq!(
@@ -372,6 +378,37 @@ mod tests {
         // Stored with its distinct part: a new page in the template is not its duplicate.
         let o = e.decide(vec![fresh]).wait().pop().unwrap().unwrap();
         assert!(o.stored && o.decision == Decision::Unique, "{o:?}");
+    }
+
+    /// The template veto reads stored documents' distinct parts back from the spill file of
+    /// kept sketches (in the data directory, not the heap), before and after a restart: pages
+    /// that share only the template stay apart, an edited copy still matches its page.
+    #[test]
+    fn distinct_parts_read_back_from_the_spill_file_keep_the_veto() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let e = open(dir.path(), &clock);
+        store_five_templated_pages(&e);
+        let check = |e: &Engine| {
+            let spilled = e.stats().spilled_bytes;
+            assert!(spilled > 0, "the kept sketches are spilled ({spilled} B)");
+            let new = e.query(&Content::Text(templated(BODIES[5]))).unwrap();
+            assert!(
+                new.hits.is_empty(),
+                "template-only matches are vetoed: {new:?}"
+            );
+            let edited = BODIES[1].replace("budget", "plan");
+            let copy = e.query(&Content::Text(templated(&edited))).unwrap();
+            assert_eq!(
+                copy.hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+                ["p1"]
+            );
+        };
+        check(&e);
+        e.shutdown().unwrap();
+        drop(e);
+        let e = open(dir.path(), &clock);
+        check(&e);
     }
 
     /// Forty short posts, each cut in two by one ad line (a template: 40 pages hold it).

@@ -67,8 +67,8 @@ const SHINGLES: u8 = 8;
 pub(super) const STRIPPED: u8 = 16;
 const LINES: u8 = 32;
 const DISTINCT: u8 = 64;
-/// In memory only: the distinct part is left out (the segment's index holds it), as
-/// [`STRIPPED`].
+/// In memory only: the distinct part is left out, as [`STRIPPED`]; refused by [`decode`]. The
+/// engine's index keeps the distinct part in its kept encodings, so only tests write it.
 pub(super) const HELD: u8 = 128;
 /// In memory only, on the version byte: the short part's text is left out (the segment's
 /// detector holds it) — `chars u32 | han u8 | n u16 | tags u32×n`; refused by [`decode`].
@@ -105,15 +105,14 @@ pub(super) fn encode_with(d: &DocSketch, out: &mut Vec<u8>, strip: bool, hold: b
     encode_parts(d, out, strip, hold, Kept::default(), version)
 }
 
-/// The encoding a segment's index keeps in memory: [`encode_with`] at [`VERSION`], the short
-/// part's text left out when it has one (see [`TEXT_HELD`]), an indexed body's short text
-/// and, when `strip_body`, its MinHash part (see [`BODY_HELD`]), and with `exact` the exact
-/// digests (see [`EXACT_HELD`]).
+/// The encoding a segment's index keeps ([`super::kept`]): [`encode_with`] at [`VERSION`]
+/// with its distinct part, the short part's text left out when it has one (see
+/// [`TEXT_HELD`]), an indexed body's short text and, when `strip_body`, its MinHash part (see
+/// [`BODY_HELD`]), and with `exact` the exact digests (see [`EXACT_HELD`]).
 pub(super) fn encode_kept(
     d: &DocSketch,
     out: &mut Vec<u8>,
     strip: bool,
-    hold: bool,
     strip_body: bool,
     exact: bool,
 ) {
@@ -123,7 +122,7 @@ pub(super) fn encode_kept(
         strip_body,
         exact,
     };
-    encode_parts(d, out, strip, hold, kept, VERSION)
+    encode_parts(d, out, strip, false, kept, VERSION)
 }
 
 /// What an in-memory encoding leaves out of a document's text and body.

@@ -9,12 +9,14 @@ use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, VetoRules};
 use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
 
 mod encoding;
+mod kept;
 
 pub(super) use encoding::{decode, encode, has_minhash};
 use encoding::{
     decode_any, decode_kept, encode_kept, flags_at, BODY_HELD, EXACT_HELD, HELD, STRIPPED,
     TEXT_HELD,
 };
+use kept::KeptStore;
 
 /// A document's sketch in the engine: the `auto` detector's, and under the template veto the
 /// veto's.
@@ -126,15 +128,14 @@ impl ThinPage {
 /// One time segment's `auto` index: the detector (documents numbered by their position in the
 /// segment) and, under the template veto, a second one for the bodies indexed with them; each
 /// position's slab handle and arrival sequence (the LSN of its insert record: a handle may be
-/// reused after its document is gone, a sequence never), and the encoded sketches for
-/// snapshots.
+/// reused after its document is gone, a sequence never), and the encoded sketches — for
+/// snapshots, and for the template veto's distinct parts and line keys — in a [`KeptStore`]
+/// (spilled to a file when the index is made with a directory).
 pub(super) struct SketchIndex {
     det: AutoDetector,
     /// The documents' bodies ([`DocSketch::index_body`]), by the same positions; made with the
     /// first.
     bodies: Option<AutoDetector>,
-    /// Each position's distinct part under the template veto (empty without it).
-    parts: Vec<Option<Box<DistinctPart>>>,
     /// Under the template veto, the positions whose document had no repeated line when it
     /// was stored.
     unlearned: Vec<bool>,
@@ -144,24 +145,44 @@ pub(super) struct SketchIndex {
     deferred: bool,
     pub(super) handles: Vec<u32>,
     pub(super) seqs: Vec<u64>,
-    blobs: Vec<u8>,
+    kept: KeptStore,
     ends: Vec<u64>,
 }
 
 impl SketchIndex {
+    /// An index that keeps its encoded sketches in memory.
     pub(super) fn new(det: AutoDetector) -> SketchIndex {
+        SketchIndex::with_store(det, KeptStore::in_memory())
+    }
+
+    /// An index that spills its encoded sketches to an anonymous file in `dir` (the data
+    /// directory; [`kept`]).
+    pub(super) fn spilled(det: AutoDetector, dir: &std::path::Path) -> SketchIndex {
+        SketchIndex::with_store(det, KeptStore::spilled(dir))
+    }
+
+    fn with_store(det: AutoDetector, kept: KeptStore) -> SketchIndex {
         SketchIndex {
             det,
             bodies: None,
-            parts: Vec::new(),
             unlearned: Vec::new(),
             thin_pages: Vec::new(),
             deferred: false,
             handles: Vec::new(),
             seqs: Vec::new(),
-            blobs: Vec::new(),
+            kept,
             ends: Vec::new(),
         }
+    }
+
+    /// Lets go of the spill file's pages that reads mapped ([`KeptStore::release_pages`]).
+    pub(super) fn release_pages(&self) {
+        self.kept.release_pages();
+    }
+
+    /// Bytes of its encoded sketches in its spill file (0 in memory).
+    pub(super) fn spilled_bytes(&self) -> u64 {
+        self.kept.spilled_bytes()
     }
 
     pub(super) fn len(&self) -> usize {
@@ -185,11 +206,10 @@ impl SketchIndex {
     }
 
     /// Adds a document, and its body when it is indexed (into a detector `make` makes for the
-    /// segment's first). Its encoded sketch is kept for snapshots — without the MinHash
-    /// signature and band keys when the detector keeps the signature (it gives them back),
-    /// without a short text's text (the detector holds it), without the distinct part (the
-    /// index holds it) and without an indexed body's text and signature (the body detector
-    /// holds them).
+    /// segment's first). Its encoded sketch is kept — without the MinHash signature and band
+    /// keys when the detector keeps the signature (it gives them back), without a short text's
+    /// text (the detector holds it) and without an indexed body's text and signature (the body
+    /// detector holds them).
     pub(super) fn insert(
         &mut self,
         handle: u32,
@@ -204,7 +224,6 @@ impl SketchIndex {
             .minhash
             .as_ref()
             .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
-        let hold = sketch.veto.as_ref().is_some_and(|v| v.part.is_some());
         let body = sketch.index_body && sketch.body.is_some();
         // The body detector is built as `det` is: it keeps signatures if `det` does.
         let strip_body = sketch
@@ -213,14 +232,13 @@ impl SketchIndex {
             .and_then(|b| b.minhash.as_ref())
             .is_some_and(|m| m.shingles.is_none() && self.det.keeps_signatures());
         let exact = self.det.keeps_exact();
-        if strip || hold || body || exact || sketch.auto.short.is_some() {
-            encode_kept(&sketch, &mut self.blobs, strip, hold, strip_body, exact);
+        let end = if strip || body || exact || sketch.auto.short.is_some() {
+            self.kept
+                .append(|out| encode_kept(&sketch, out, strip, strip_body, exact))
         } else {
-            self.blobs.extend_from_slice(blob);
-        }
-        if let Some(v) = sketch.veto.as_mut() {
-            self.parts.resize(pos as usize, None);
-            self.parts.push(v.part.take().map(Box::new));
+            self.kept.append(|out| out.extend_from_slice(blob))
+        };
+        if let Some(v) = sketch.veto.as_ref() {
             self.unlearned.resize(pos as usize, false);
             self.unlearned.push(!v.had_repeats);
             self.thin_pages.resize(pos as usize, false);
@@ -241,12 +259,12 @@ impl SketchIndex {
         self.det.insert(pos, sketch.auto);
         self.handles.push(handle);
         self.seqs.push(seq);
-        self.ends.push(self.blobs.len() as u64);
+        self.ends.push(end);
     }
 
     fn raw(&self, pos: usize) -> &[u8] {
-        let start = if pos == 0 { 0 } else { self.ends[pos - 1] } as usize;
-        &self.blobs[start..self.ends[pos] as usize]
+        let start = if pos == 0 { 0 } else { self.ends[pos - 1] };
+        self.kept.get(start..self.ends[pos])
     }
 
     /// The encoded sketch at `pos`, as [`encode`] wrote it.
@@ -296,9 +314,6 @@ impl SketchIndex {
         if flags & STRIPPED != 0 {
             s.auto.minhash = self.det.minhash_sketch_of(pos as u32);
         }
-        if let Some(v) = s.veto.as_mut() {
-            v.part = self.part(pos).cloned();
-        }
         let mut full = Vec::with_capacity(b.len() + 600);
         encode(&s, &mut full);
         std::borrow::Cow::Owned(full)
@@ -310,8 +325,8 @@ impl SketchIndex {
     }
 
     /// The distinct part of the document at `pos` (under the template veto, when it has one).
-    fn part(&self, pos: usize) -> Option<&DistinctPart> {
-        self.parts.get(pos).and_then(|p| p.as_deref())
+    fn part(&self, pos: usize) -> Option<DistinctPart> {
+        self.veto(pos).and_then(|v| v.part)
     }
 
     /// The counted lines of the document at `pos` (empty without the template veto).
@@ -401,7 +416,7 @@ impl SketchIndex {
                     !theirs.iter().any(|&k| LineKey::is_exact(k) && template(k))
                         || r.stands_unlearned(&v, mine, &veto.distinct_lines, &theirs)
                 } else {
-                    r.stands(&v, mine, self.part(pos))
+                    r.stands(&v, mine, self.part(pos).as_ref())
                 };
                 if !stands {
                     continue;
@@ -451,18 +466,11 @@ impl SketchIndex {
     pub(super) fn heap_bytes(&self) -> usize {
         self.det.heap_bytes()
             + self.bodies.as_ref().map_or(0, |b| b.heap_bytes())
-            + self.parts.capacity() * 8
             + self.unlearned.capacity()
             + self.thin_pages.capacity()
-            + self
-                .parts
-                .iter()
-                .flatten()
-                .map(|p| p.heap_bytes() + std::mem::size_of::<DistinctPart>())
-                .sum::<usize>()
             + self.handles.capacity() * 4
             + self.seqs.capacity() * 8
-            + self.blobs.capacity()
+            + self.kept.heap_bytes()
             + self.ends.capacity() * 8
     }
 }

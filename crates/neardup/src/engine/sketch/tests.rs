@@ -428,18 +428,34 @@ fn version_1_sketches_with_a_distinct_part_are_refused_not_misread() {
 }
 
 /// The index keeps long documents' sketches without their signature (the detector holds
-/// it), short ones' without their text (the detector holds it too), both without their
-/// distinct part (the index holds it) and an indexed body without its text and signature (the
-/// body detector holds them), and gives back exactly what `encode` wrote; a stripped encoding
-/// is never read back as a stored one.
+/// it), short ones' without their text (the detector holds it too), and an indexed body
+/// without its text and signature (the body detector holds them), and gives back exactly what
+/// `encode` wrote, in memory and spilled to a file; a stripped encoding is never read back as
+/// a stored one.
 #[test]
 fn index_gives_back_the_full_encoding() {
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
     let make = || AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
-    let mut idx = SketchIndex::new(make());
+    let dir = tempfile::tempdir().unwrap();
+    for spilled in [false, true] {
+        let idx = if spilled {
+            SketchIndex::spilled(make(), dir.path())
+        } else {
+            SketchIndex::new(make())
+        };
+        index_gives_back_what_encode_wrote(&det, idx, &make);
+    }
+}
+
+/// Inserts every test sketch into `idx` and checks what it gives back.
+fn index_gives_back_what_encode_wrote(
+    det: &AutoDetector,
+    mut idx: SketchIndex,
+    make: &dyn Fn() -> AutoDetector,
+) {
     let (mut blobs, mut left_out) = (Vec::new(), 0);
-    for (i, s) in sketches(&det).into_iter().enumerate() {
+    for (i, s) in sketches(det).into_iter().enumerate() {
         let mut b = Vec::new();
         encode(&s, &mut b);
         // `n u16 | width u8 | n` one-byte entries, and the distinct part.
@@ -453,7 +469,7 @@ fn index_gives_back_the_full_encoding() {
             left_out += body.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
         }
         let lines = s.veto.as_ref().map(|v| v.lines.clone()).unwrap_or_default();
-        idx.insert(i as u32, i as u64, s, &b, &make);
+        idx.insert(i as u32, i as u64, s, &b, make);
         assert_eq!(idx.lines(i), lines);
         assert_eq!(idx.position(i as u64), Some(i));
         blobs.push(b);
@@ -461,12 +477,19 @@ fn index_gives_back_the_full_encoding() {
     for (i, b) in blobs.iter().enumerate() {
         assert_eq!(&*idx.blob(i), b.as_slice(), "document {i}");
     }
-    // The long ones are kept stripped, and a stripped encoding is refused by decode.
-    let kept = idx.blobs.len();
+    // The long ones are kept stripped.
+    let kept = idx.kept.len() as usize;
     assert!(
         kept < blobs.iter().map(Vec::len).sum::<usize>() - left_out,
         "{kept} bytes kept"
     );
+}
+
+#[test]
+fn kept_forms_are_refused_as_stored_ones() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let det = AutoDetector::new(fp.clone(), PolicyOptions::default()).unwrap();
+    // A stripped encoding, or one without its distinct part, is refused by decode.
     for (strip, hold) in [(true, false), (false, true)] {
         let mut stripped = Vec::new();
         encode_with(&sketches(&det)[9], &mut stripped, strip, hold, VERSION);
@@ -478,12 +501,12 @@ fn index_gives_back_the_full_encoding() {
     let text = short.auto.short.as_ref().expect("a short text").text.len();
     let (mut whole, mut held) = (Vec::new(), Vec::new());
     encode(short, &mut whole);
-    encode_kept(short, &mut held, false, false, false, false);
+    encode_kept(short, &mut held, false, false, false);
     assert_eq!(held.len(), whole.len() - 4 - text);
     assert!(decode(&held).unwrap_err().contains("not a stored form"));
     // And without its exact digest (the exact stage holds it).
     let mut no_exact = Vec::new();
-    encode_kept(short, &mut no_exact, false, false, false, true);
+    encode_kept(short, &mut no_exact, false, false, true);
     assert_eq!(no_exact.len(), held.len() - 16);
     assert!(no_exact[0] & EXACT_HELD != 0);
     assert!(decode(&no_exact).unwrap_err().contains("not a stored form"));
@@ -493,7 +516,7 @@ fn index_gives_back_the_full_encoding() {
         .find(|s| s.index_body && s.body.as_ref().is_some_and(|b| b.short.is_some()))
         .expect("a sketch with a short indexed body");
     let mut held = Vec::new();
-    encode_kept(&with_body, &mut held, false, false, true, false);
+    encode_kept(&with_body, &mut held, false, true, false);
     assert!(held[0] & BODY_HELD != 0);
     assert!(decode(&held).unwrap_err().contains("not a stored form"));
 }
@@ -628,7 +651,7 @@ proptest::proptest! {
         for kept in [false, true] {
             let mut b = Vec::new();
             if kept {
-                encode_kept(s, &mut b, false, false, true, true);
+                encode_kept(s, &mut b, false, true, true);
             } else {
                 encode(s, &mut b);
             }
