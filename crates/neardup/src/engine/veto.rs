@@ -42,63 +42,105 @@ pub(super) use crate::template_veto::UNLEARNED_TEMPLATE_DOCS;
 /// Line key → how many stored documents hold the line, and how many counted duplicates.
 #[derive(Debug, Default)]
 pub(super) struct LineCounts {
-    stored: HashMap<u64, u32, FastBuild>,
-    duplicates: HashMap<u64, u32, FastBuild>,
+    stored: Counts,
+    duplicates: Counts,
 }
 
-/// Adds one to each of `lines`' counts in `map`.
-fn add_to(map: &mut HashMap<u64, u32, FastBuild>, lines: &[u64]) {
-    for &k in lines {
-        *map.entry(k).or_insert(0) += 1;
-    }
+/// Counts of line keys. Nearly every line is held by one document (an article's own lines;
+/// 97 % of the keys of the English corpora's pages): those keys are kept in a set, a slot of
+/// nine bytes, and only the others with their count, a slot of seventeen — half the memory of
+/// one map of counts. The counts are exact.
+#[derive(Debug, Default)]
+struct Counts {
+    /// Keys counted once.
+    once: HashSet<u64, FastBuild>,
+    /// Keys counted more than once, with their count.
+    more: HashMap<u64, u32, FastBuild>,
 }
 
-/// Takes `n` from line `k`'s count in `map`.
-fn sub_from(map: &mut HashMap<u64, u32, FastBuild>, k: u64, n: u32) {
-    if let Some(c) = map.get_mut(&k) {
-        *c = c.saturating_sub(n);
-        if *c == 0 {
-            map.remove(&k);
+impl Counts {
+    /// Adds one to key `k`'s count.
+    fn add(&mut self, k: u64) {
+        if let Some(c) = self.more.get_mut(&k) {
+            *c += 1;
+        } else if self.once.remove(&k) {
+            self.more.insert(k, 2);
+        } else {
+            self.once.insert(k);
         }
+    }
+
+    /// Takes `n` from key `k`'s count (down to zero).
+    fn sub(&mut self, k: u64, n: u32) {
+        if n == 0 {
+            return;
+        }
+        if let Some(c) = self.more.get_mut(&k) {
+            match c.saturating_sub(n) {
+                0 => {
+                    self.more.remove(&k);
+                }
+                1 => {
+                    self.more.remove(&k);
+                    self.once.insert(k);
+                }
+                left => *c = left,
+            }
+        } else {
+            self.once.remove(&k);
+        }
+    }
+
+    /// Key `k`'s count.
+    fn get(&self, k: u64) -> u32 {
+        if self.once.contains(&k) {
+            1
+        } else {
+            self.more.get(&k).copied().unwrap_or(0)
+        }
+    }
+
+    /// Bytes of their tables: a slot is its entry and a control byte.
+    fn heap_bytes(&self) -> usize {
+        self.once.capacity() * (std::mem::size_of::<u64>() + 1)
+            + self.more.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
     }
 }
 
 impl LineCounts {
     /// Counts a stored document's lines.
     pub(super) fn add(&mut self, lines: &[u64]) {
-        add_to(&mut self.stored, lines);
+        lines.iter().for_each(|&k| self.stored.add(k));
     }
 
     /// Takes a stored document's lines back out of the counts.
     pub(super) fn sub(&mut self, lines: &[u64]) {
-        for &k in lines {
-            sub_from(&mut self.stored, k, 1);
-        }
+        lines.iter().for_each(|&k| self.stored.sub(k, 1));
     }
 
     /// Counts a duplicate's lines.
     pub(super) fn add_duplicate(&mut self, lines: &[u64]) {
-        add_to(&mut self.duplicates, lines);
+        lines.iter().for_each(|&k| self.duplicates.add(k));
     }
 
     /// Takes `n` duplicates' line `k` out of the counts (taken back, or expired with their
     /// segment).
     pub(super) fn sub_duplicates(&mut self, k: u64, n: u32) {
-        sub_from(&mut self.duplicates, k, n);
+        self.duplicates.sub(k, n);
     }
 
     /// How many stored documents and counted duplicates hold line `k`.
     pub(super) fn get(&self, k: u64) -> u32 {
-        self.stored_docs(k) + self.duplicates.get(&k).copied().unwrap_or(0)
+        self.stored_docs(k) + self.duplicates.get(k)
     }
 
     /// How many stored documents hold line `k`.
     pub(super) fn stored_docs(&self, k: u64) -> u32 {
-        self.stored.get(&k).copied().unwrap_or(0)
+        self.stored.get(k)
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        (self.stored.capacity() + self.duplicates.capacity()) * 13
+        self.stored.heap_bytes() + self.duplicates.heap_bytes()
     }
 }
 
@@ -222,6 +264,36 @@ mod tests {
 
     use crate::engine::{Content, Decision, Doc, Engine, EngineConfig, ManualClock, SyncMode};
     use crate::{FingerprintConfig, Fingerprinter};
+
+    proptest::proptest! {
+        /// The counts held as a set of keys counted once and a map of the others equal one map
+        /// of counts, however keys are added and taken (by one or by several, past zero).
+        #[test]
+        fn counts_equal_one_map_of_counts(
+            ops in proptest::collection::vec((0u64..12, 0u32..4, proptest::bool::ANY), 0..300)
+        ) {
+            let mut counts = super::Counts::default();
+            let mut map = std::collections::HashMap::<u64, u32>::new();
+            for (k, n, add) in ops {
+                if add {
+                    counts.add(k);
+                    *map.entry(k).or_insert(0) += 1;
+                } else {
+                    counts.sub(k, n);
+                    if let Some(c) = map.get_mut(&k) {
+                        *c = c.saturating_sub(n);
+                        if *c == 0 {
+                            map.remove(&k);
+                        }
+                    }
+                }
+                for key in 0..12 {
+                    proptest::prop_assert_eq!(counts.get(key), map.get(&key).copied().unwrap_or(0));
+                }
+                proptest::prop_assert_eq!(counts.once.len() + counts.more.len(), map.len());
+            }
+        }
+    }
 
     const TEMPLATE: &str =
         "Editor's note: the views expressed in this article are the author's own.\n\
