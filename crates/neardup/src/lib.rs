@@ -27,6 +27,9 @@ pub mod error;
 pub mod eval;
 pub mod sketch;
 pub mod text;
+// Bytes kept for rare reads, in memory or spilled to a file (the engine's kept sketches, the
+// short path's texts).
+pub(crate) mod spill_store;
 
 pub use detect::{policy, shorttext, template_veto};
 pub use sketch::{exact, fingerprint, hash, imatch, minhash, simhash};

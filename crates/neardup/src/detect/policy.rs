@@ -222,6 +222,22 @@ impl AutoDetector {
         self.short.text_of(doc)
     }
 
+    /// Keeps the short path's confirmation texts in a file of `dir` rather than the heap
+    /// ([`ShortTextDetector::spill_texts`]).
+    pub(crate) fn spill_texts(&mut self, dir: &std::path::Path) {
+        self.short.spill_texts(dir);
+    }
+
+    /// Bytes of the short path's texts in a spill file.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.short.spilled_bytes()
+    }
+
+    /// Lets go of the short path's spill file pages that reads mapped.
+    pub(crate) fn release_pages(&self) {
+        self.short.release_pages();
+    }
+
     /// The long path's MinHash detector, when the policy has one.
     pub fn minhash(&self) -> Option<&MinHashDetector> {
         self.minhash.as_ref()

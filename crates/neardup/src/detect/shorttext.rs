@@ -51,6 +51,7 @@ use crate::features::{is_spaceless_script, is_word_char, method_of, script_count
 use crate::fingerprint::Fingerprinter;
 use crate::hash::{xxh3, FastBuild};
 use crate::minhash::{LshOptions, MinHashLsh, MinHashOptions, MinHasher, Scheme, Shingles};
+use crate::spill_store::SpillStore;
 
 /// Version of the short-text path specification.
 pub const SHORTTEXT_VERSION: u32 = 1;
@@ -424,8 +425,11 @@ pub struct ShortTextDetector {
     other: MinHasher,
     lsh: MinHashLsh,
     docs: Vec<u32>,
-    arena: String,
-    ends: Vec<usize>,
+    /// The confirmation texts, one after the other (in memory, or spilled to a file by
+    /// [`ShortTextDetector::spill_texts`]).
+    arena: SpillStore,
+    /// Where each slot's text ends in `arena`.
+    ends: Vec<u64>,
     meta: Vec<Meta>,
     /// Per slot: [`confirm::CharSet::of`] its text (apart from `meta`: read only for the
     /// candidates that pass the checks on lengths).
@@ -472,7 +476,7 @@ impl ShortTextDetector {
             other,
             lsh,
             docs: Vec::new(),
-            arena: String::new(),
+            arena: SpillStore::in_memory(),
             ends: Vec::new(),
             meta: Vec::new(),
             sets: Vec::new(),
@@ -554,13 +558,34 @@ impl ShortTextDetector {
     /// order).
     pub(crate) fn text_of(&self, doc: u32) -> Option<&str> {
         let slot = self.docs.binary_search(&doc).ok()?;
-        Some(&self.arena[self.span(slot)])
+        std::str::from_utf8(self.text_bytes(slot)).ok()
     }
 
-    /// Where slot `slot`'s text lies in the arena.
-    fn span(&self, slot: usize) -> std::ops::Range<usize> {
+    /// The bytes of slot `slot`'s text (not read until they are).
+    fn text_bytes(&self, slot: usize) -> &[u8] {
         let start = if slot == 0 { 0 } else { self.ends[slot - 1] };
-        start..self.ends[slot]
+        self.arena.get(start..self.ends[slot])
+    }
+
+    /// Keeps the texts it stores from now on, and those it holds, in a file of `dir` rather
+    /// than the heap ([`crate::spill_store`]): the engine's segments do, batch dedup does not.
+    pub(crate) fn spill_texts(&mut self, dir: &std::path::Path) {
+        let mut spilled = SpillStore::spilled(dir);
+        if self.arena.len() > 0 {
+            let held = self.arena.get(0..self.arena.len()).to_vec();
+            spilled.append(|b| b.extend_from_slice(&held));
+        }
+        self.arena = spilled;
+    }
+
+    /// Bytes of its texts in a spill file.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.arena.spilled_bytes()
+    }
+
+    /// Lets go of the spill file's pages that reads mapped ([`SpillStore::release_pages`]).
+    pub(crate) fn release_pages(&self) {
+        self.arena.release_pages();
     }
 }
 
@@ -623,8 +648,8 @@ impl Detector for ShortTextDetector {
                 continue;
             }
             let other = confirm::Stored {
-                arena: &self.arena,
-                span: self.span(i),
+                bytes: self.text_bytes(i),
+                text: Default::default(),
                 chars: meta.chars,
                 digits: meta.digits,
                 set: &self.sets[i],
@@ -668,8 +693,10 @@ impl Detector for ShortTextDetector {
     fn insert(&mut self, doc: u32, s: ShortSketch) {
         self.lsh.insert_keys(&s.keys);
         self.docs.push(doc);
-        self.arena.push_str(&s.text);
-        self.ends.push(self.arena.len());
+        let end = self
+            .arena
+            .append(|b| b.extend_from_slice(s.text.as_bytes()));
+        self.ends.push(end);
         self.meta.push(Meta {
             chars: s.chars,
             letters: letters(&s.text),
@@ -682,7 +709,7 @@ impl Detector for ShortTextDetector {
     fn heap_bytes(&self) -> usize {
         self.lsh.heap_bytes()
             + self.docs.capacity() * 4
-            + self.arena.capacity()
+            + self.arena.heap_bytes()
             + self.ends.capacity() * 8
             + self.meta.capacity() * std::mem::size_of::<Meta>()
             + self.sets.capacity() * std::mem::size_of::<confirm::CharSet>()

@@ -80,7 +80,7 @@ impl Inner {
     /// A new segment's sketch index, with a detector `make` makes: spilled to
     /// [`Inner::spill_dir`] when it is set.
     fn new_sketch_index(
-        spill_dir: Option<&std::path::Path>,
+        spill_dir: Option<&Arc<std::path::Path>>,
         make: &dyn Fn() -> AutoDetector,
     ) -> SketchIndex {
         match spill_dir {
@@ -178,7 +178,7 @@ impl Inner {
             .segments
             .entry(ts.div_euclid(segment_ms))
             .or_insert_with(|| Segment::new(head_layout));
-        let dir = self.spill_dir.as_deref();
+        let dir = self.spill_dir.as_ref();
         seg.sketches
             .get_or_insert_with(|| Inner::new_sketch_index(dir, make))
             .insert(handle, seq, sketch, blob, make);
@@ -226,7 +226,7 @@ impl Inner {
         head_layout: &Layout,
         make: &dyn Fn() -> AutoDetector,
     ) {
-        let dir = self.spill_dir.as_deref();
+        let dir = self.spill_dir.as_ref();
         self.segments
             .entry(segment)
             .or_insert_with(|| Segment::new(head_layout))

@@ -59,10 +59,11 @@ impl CharSet {
 
 /// A stored text as the checks read it.
 pub(super) struct Stored<'a> {
-    /// The text is `arena[span]`, sliced only when a check reads it (slicing reads the
-    /// text's first byte: a cache miss the bounds before it mostly spare).
-    pub(super) arena: &'a str,
-    pub(super) span: std::ops::Range<usize>,
+    /// The text's bytes, read only when a check reads the text (the bounds before it mostly
+    /// spare that cache miss, or page fault where the texts are spilled to a file).
+    pub(super) bytes: &'a [u8],
+    /// The text, checked to be UTF-8 the first time it is read.
+    pub(super) text: std::cell::OnceCell<&'a str>,
     /// Its characters.
     pub(super) chars: u32,
     /// [`runs_digest`] of it.
@@ -76,8 +77,11 @@ pub(super) struct Stored<'a> {
 }
 
 impl<'a> Stored<'a> {
+    /// The text (empty, so that nothing matches it, if its bytes are not UTF-8: they are
+    /// always the bytes of a `str` the detector stored).
     fn text(&self) -> &'a str {
-        &self.arena[self.span.clone()]
+        self.text
+            .get_or_init(|| std::str::from_utf8(self.bytes).unwrap_or_default())
     }
 }
 
@@ -265,8 +269,8 @@ mod tests {
 
     fn stored<'a>(text: &'a str, set: &'a CharSet, han: bool) -> Stored<'a> {
         Stored {
-            arena: text,
-            span: 0..text.len(),
+            bytes: text.as_bytes(),
+            text: Default::default(),
             chars: text.chars().count() as u32,
             digits: runs_digest(text),
             set,

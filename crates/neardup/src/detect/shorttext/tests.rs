@@ -226,3 +226,58 @@ fn a_bad_script_band_is_refused() {
         .to_string();
     assert!(e.contains("minhash script_band = (0.2, 1.5)"), "{e}");
 }
+
+/// Texts spilled to a file are confirmed as those held in memory: the same verdicts for
+/// every text, with near-duplicates, reposts and quotes among them, and the same texts given
+/// back, whether they were spilled from the start or after some were stored.
+#[test]
+fn spilled_texts_give_the_verdicts_of_texts_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    // Groups of four: a text, a copy with one character replaced, a repost with a comment,
+    // and an English line, all different from the other groups.
+    let base = |i: u32| -> String {
+        (0..24)
+            .map(|j| char::from_u32(0x4E00 + (i * 131 + j * 977) % 20000).unwrap())
+            .collect()
+    };
+    let texts: Vec<String> = (0..400u32)
+        .map(|i| {
+            let b = base(i / 4);
+            match i % 4 {
+                0 => b,
+                1 => b.replacen(b.chars().nth(10).unwrap(), "好", 1),
+                2 => format!("//@小明同学: 转发微博 {b}"),
+                _ => format!(
+                    "the quick brown fox {} jumps over the lazy dog number",
+                    i / 4
+                ),
+            }
+        })
+        .collect();
+    let mut memory = detector(true);
+    let mut spilled = detector(true);
+    spilled.spill_texts(dir.path());
+    let mut late = detector(true);
+    let mut found = 0;
+    for (i, t) in texts.iter().enumerate() {
+        let s = memory.sketch(t).unwrap();
+        let verdicts = memory.find(&s);
+        found += usize::from(!verdicts.is_empty());
+        assert_eq!(verdicts, spilled.find(&s), "text {i}: {t}");
+        assert_eq!(verdicts, late.find(&s), "text {i}: {t}");
+        memory.insert(i as u32, s.clone());
+        spilled.insert(i as u32, s.clone());
+        late.insert(i as u32, s);
+        if i == 100 {
+            late.spill_texts(dir.path());
+        }
+    }
+    assert!(found > 50, "{found} texts found a match");
+    assert!(spilled.spilled_bytes() > 0 && late.spilled_bytes() > 0);
+    for i in 0..texts.len() as u32 {
+        assert_eq!(memory.text_of(i), spilled.text_of(i));
+        assert_eq!(memory.text_of(i), late.text_of(i));
+    }
+    spilled.release_pages();
+    assert_eq!(spilled.text_of(3), memory.text_of(3));
+}

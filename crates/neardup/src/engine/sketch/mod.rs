@@ -9,14 +9,13 @@ use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, VetoRules};
 use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
 
 mod encoding;
-mod kept;
 
+use crate::spill_store::SpillStore;
 pub(super) use encoding::{decode, encode, has_minhash};
 use encoding::{
     decode_any, decode_kept, encode_kept, flags_at, BODY_HELD, EXACT_HELD, HELD, STRIPPED,
     TEXT_HELD,
 };
-use kept::KeptStore;
 
 /// A document's sketch in the engine: the `auto` detector's, and under the template veto the
 /// veto's.
@@ -129,7 +128,7 @@ impl ThinPage {
 /// segment) and, under the template veto, a second one for the bodies indexed with them; each
 /// position's slab handle and arrival sequence (the LSN of its insert record: a handle may be
 /// reused after its document is gone, a sequence never), and the encoded sketches — for
-/// snapshots, and for the template veto's distinct parts and line keys — in a [`KeptStore`]
+/// snapshots, and for the template veto's distinct parts and line keys — in a [`SpillStore`]
 /// (spilled to a file when the index is made with a directory).
 pub(super) struct SketchIndex {
     det: AutoDetector,
@@ -143,26 +142,37 @@ pub(super) struct SketchIndex {
     thin_pages: Vec<bool>,
     /// Whether its detectors' band tables are deferred ([`SketchIndex::reserve`]).
     deferred: bool,
+    /// Where it spills (the body detector's texts too), when it does.
+    spill_dir: Option<std::sync::Arc<std::path::Path>>,
     pub(super) handles: Vec<u32>,
     pub(super) seqs: Vec<u64>,
-    kept: KeptStore,
+    kept: SpillStore,
     ends: Vec<u64>,
 }
 
 impl SketchIndex {
-    /// An index that keeps its encoded sketches in memory.
+    /// An index that keeps its encoded sketches and short texts in memory.
     pub(super) fn new(det: AutoDetector) -> SketchIndex {
-        SketchIndex::with_store(det, KeptStore::in_memory())
+        SketchIndex::with_store(det, SpillStore::in_memory(), None)
     }
 
-    /// An index that spills its encoded sketches to an anonymous file in `dir` (the data
-    /// directory; [`kept`]).
-    pub(super) fn spilled(det: AutoDetector, dir: &std::path::Path) -> SketchIndex {
-        SketchIndex::with_store(det, KeptStore::spilled(dir))
+    /// An index that spills its encoded sketches, and its detectors their short texts, to
+    /// anonymous files in `dir` (the data directory; [`crate::spill_store`]).
+    pub(super) fn spilled(
+        mut det: AutoDetector,
+        dir: &std::sync::Arc<std::path::Path>,
+    ) -> SketchIndex {
+        det.spill_texts(dir);
+        SketchIndex::with_store(det, SpillStore::spilled(dir), Some(dir.clone()))
     }
 
-    fn with_store(det: AutoDetector, kept: KeptStore) -> SketchIndex {
+    fn with_store(
+        det: AutoDetector,
+        kept: SpillStore,
+        spill_dir: Option<std::sync::Arc<std::path::Path>>,
+    ) -> SketchIndex {
         SketchIndex {
+            spill_dir,
             det,
             bodies: None,
             unlearned: Vec::new(),
@@ -175,14 +185,19 @@ impl SketchIndex {
         }
     }
 
-    /// Lets go of the spill file's pages that reads mapped ([`KeptStore::release_pages`]).
+    /// Lets go of the spill files' pages that reads mapped ([`SpillStore::release_pages`]).
     pub(super) fn release_pages(&self) {
         self.kept.release_pages();
+        self.det.release_pages();
+        self.bodies.iter().for_each(AutoDetector::release_pages);
     }
 
-    /// Bytes of its encoded sketches in its spill file (0 in memory).
+    /// Bytes of its encoded sketches and its detectors' short texts in spill files (0 in
+    /// memory).
     pub(super) fn spilled_bytes(&self) -> u64 {
         self.kept.spilled_bytes()
+            + self.det.spilled_bytes()
+            + self.bodies.as_ref().map_or(0, |b| b.spilled_bytes())
     }
 
     pub(super) fn len(&self) -> usize {
@@ -246,11 +261,15 @@ impl SketchIndex {
         }
         if let Some(body) = sketch.body.take().filter(|_| sketch.index_body) {
             let deferred = self.deferred;
+            let dir = self.spill_dir.as_deref();
             self.bodies
                 .get_or_insert_with(|| {
                     let mut b = make();
                     if deferred {
                         b.defer_tables();
+                    }
+                    if let Some(dir) = dir {
+                        b.spill_texts(dir);
                     }
                     b
                 })

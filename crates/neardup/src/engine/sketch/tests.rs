@@ -440,7 +440,7 @@ fn index_gives_back_the_full_encoding() {
     let dir = tempfile::tempdir().unwrap();
     for spilled in [false, true] {
         let idx = if spilled {
-            SketchIndex::spilled(make(), dir.path())
+            SketchIndex::spilled(make(), &std::sync::Arc::from(dir.path()))
         } else {
             SketchIndex::new(make())
         };

@@ -1,15 +1,14 @@
-//! Where a segment keeps its documents' encoded sketches: in memory, or spilled to an anonymous
-//! file of the data directory.
+//! Append-only bytes that stay in memory, or spill to an anonymous file of a directory.
 //!
-//! A segment keeps each document's encoded sketch ([`super::encoding`], less what its
-//! detectors hold) for three rare readers: snapshots, the template veto's check of a candidate
-//! (its distinct part and line keys), and the line counts a document takes with it when it
-//! leaves. Under the template veto that is most of a document's memory — the containment
-//! guard's two samples alone ~1.4 KB — for bytes that a decision reads only for the few
-//! candidates it finds. Spilled, they go to an unlinked file (gone however the process ends:
-//! nothing to recover, the log and snapshots are the record) through a buffer of
-//! [`TAIL_BYTES`], and are read back through a read-only mapping of the file: the page cache
-//! holds them, not the heap, and the kernel can drop them under memory pressure.
+//! The engine keeps, per time segment, bytes that a decision reads only for the few candidates
+//! it finds: each document's encoded sketch (under the template veto its distinct part — the
+//! containment guard's two samples, ~1.4 KB — and its line keys; what snapshots write), and
+//! the short path's confirmation texts. Spilled ([`SpillStore::spilled`]), they go to an
+//! unlinked file (gone however the process ends: nothing to recover, the log and snapshots are
+//! the record) through a buffer of [`TAIL_BYTES`], and are read back through a read-only
+//! mapping of the file: the page cache holds them, not the heap, and the kernel can drop them
+//! under memory pressure. [`SpillStore::release_pages`] lets go of the pages reads mapped.
+//! Batch dedup keeps its stores in memory ([`SpillStore::in_memory`]).
 //!
 //! A write that fails (a full disk) leaves the store in memory from then on: nothing is lost
 //! and nothing refused; the failure is logged once.
@@ -22,14 +21,14 @@ use memmap2::{Mmap, MmapOptions};
 
 /// Bytes appended in memory before they are written to the file together (a few hundred in
 /// unit tests, so that the engine's own tests read most sketches back from files).
-pub(super) const TAIL_BYTES: usize = if cfg!(test) { 512 } else { 64 * 1024 };
+pub(crate) const TAIL_BYTES: usize = if cfg!(test) { 512 } else { 64 * 1024 };
 
 /// The smallest mapping of a spill file; mappings grow by doubling.
 const MIN_MAP_BYTES: u64 = 1 << 20;
 
 /// An append-only byte store ([module docs](self)).
 #[derive(Default)]
-pub(super) struct KeptStore {
+pub(crate) struct SpillStore {
     /// Everything appended (in memory), or what is not in the file yet (spilled).
     tail: Vec<u8>,
     spill: Option<Spill>,
@@ -48,17 +47,17 @@ struct Spill {
     read: AtomicBool,
 }
 
-impl KeptStore {
+impl SpillStore {
     /// A store that keeps everything in memory.
-    pub(super) fn in_memory() -> KeptStore {
-        KeptStore::default()
+    pub(crate) fn in_memory() -> SpillStore {
+        SpillStore::default()
     }
 
     /// A store that spills to an anonymous file in `dir` (in memory if none can be made there,
     /// which is logged).
-    pub(super) fn spilled(dir: &Path) -> KeptStore {
+    pub(crate) fn spilled(dir: &Path) -> SpillStore {
         match tempfile::tempfile_in(dir) {
-            Ok(file) => KeptStore {
+            Ok(file) => SpillStore {
                 tail: Vec::new(),
                 spill: Some(Spill {
                     file,
@@ -72,21 +71,21 @@ impl KeptStore {
                 tracing::warn!(
                     dir = %dir.display(),
                     error = %e,
-                    "cannot create a spill file for kept sketches; they stay in memory"
+                    "cannot create a spill file; its bytes stay in memory"
                 );
-                KeptStore::in_memory()
+                SpillStore::in_memory()
             }
         }
     }
 
     /// Bytes appended.
-    pub(super) fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.spill.as_ref().map_or(0, |s| s.written) + self.tail.len() as u64
     }
 
     /// Appends what `write` writes to the buffer it is given; returns the end offset of the
     /// store afterwards. A spilled store writes its buffer out once it holds [`TAIL_BYTES`].
-    pub(super) fn append(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> u64 {
+    pub(crate) fn append(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> u64 {
         write(&mut self.tail);
         let end = self.len();
         if let Some(s) = self.spill.as_mut() {
@@ -97,9 +96,9 @@ impl KeptStore {
         end
     }
 
-    /// The bytes at `range` (offsets as [`KeptStore::append`] returns them). A range never
+    /// The bytes at `range` (offsets as [`SpillStore::append`] returns them). A range never
     /// straddles the file and the buffer: a buffer is written out whole.
-    pub(super) fn get(&self, range: std::ops::Range<u64>) -> &[u8] {
+    pub(crate) fn get(&self, range: std::ops::Range<u64>) -> &[u8] {
         let written = self.spill.as_ref().map_or(0, |s| s.written);
         if range.start >= written {
             return &self.tail[(range.start - written) as usize..(range.end - written) as usize];
@@ -121,7 +120,7 @@ impl KeptStore {
     /// Lets the pages of the spill file that reads brought into the process go (a snapshot
     /// reads them all): they stay in the page cache, and a later read maps them again. Does
     /// nothing when nothing was read since the last call.
-    pub(super) fn release_pages(&self) {
+    pub(crate) fn release_pages(&self) {
         let Some(spill) = self.spill.as_ref() else {
             return;
         };
@@ -137,13 +136,34 @@ impl KeptStore {
     }
 
     /// Heap bytes (the buffer, or everything in memory).
-    pub(super) fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.tail.capacity()
     }
 
     /// Bytes in the spill file.
-    pub(super) fn spilled_bytes(&self) -> u64 {
+    pub(crate) fn spilled_bytes(&self) -> u64 {
         self.spill.as_ref().map_or(0, |s| s.written)
+    }
+}
+
+impl Clone for SpillStore {
+    /// A copy in memory (a detector cloned for another use keeps its bytes on the heap).
+    fn clone(&self) -> SpillStore {
+        let mut tail = Vec::with_capacity(self.len() as usize);
+        if let Some(map) = self.spill.as_ref().and_then(|s| s.map.as_ref()) {
+            tail.extend_from_slice(&map[..self.spilled_bytes() as usize]);
+        }
+        tail.extend_from_slice(&self.tail);
+        SpillStore { tail, spill: None }
+    }
+}
+
+impl std::fmt::Debug for SpillStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpillStore")
+            .field("len", &self.len())
+            .field("spilled", &self.spilled_bytes())
+            .finish()
     }
 }
 
@@ -172,7 +192,7 @@ impl Spill {
             Err(e) => {
                 tracing::warn!(
                     error = %e,
-                    "cannot write kept sketches to their spill file; they stay in memory from now on"
+                    "cannot write to a spill file; later bytes stay in memory"
                 );
                 self.failed = true;
             }
@@ -201,7 +221,7 @@ mod tests {
 
     /// Appends `n` records of pseudo-random lengths to `store`, each filled with its number;
     /// returns their ranges.
-    fn fill(store: &mut KeptStore, n: usize) -> Vec<std::ops::Range<u64>> {
+    fn fill(store: &mut SpillStore, n: usize) -> Vec<std::ops::Range<u64>> {
         let mut ranges = Vec::new();
         let mut start = store.len();
         for i in 0..n {
@@ -213,7 +233,7 @@ mod tests {
         ranges
     }
 
-    fn check(store: &KeptStore, ranges: &[std::ops::Range<u64>]) {
+    fn check(store: &SpillStore, ranges: &[std::ops::Range<u64>]) {
         for (i, r) in ranges.iter().enumerate() {
             let b = store.get(r.clone());
             assert_eq!(b.len() as u64, r.end - r.start, "record {i}");
@@ -224,7 +244,7 @@ mod tests {
     #[test]
     fn spilled_records_read_back_as_written_across_remaps() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = KeptStore::spilled(dir.path());
+        let mut store = SpillStore::spilled(dir.path());
         // ~1.5 MB a thousand records: past the first mapping and several buffers.
         let ranges = fill(&mut store, 3000);
         check(&store, &ranges);
@@ -241,10 +261,10 @@ mod tests {
     #[test]
     fn released_pages_read_back_the_same_bytes() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = KeptStore::spilled(dir.path());
+        let mut store = SpillStore::spilled(dir.path());
         let ranges = fill(&mut store, 2000);
         check(&store, &ranges);
-        let read = |s: &KeptStore| s.spill.as_ref().unwrap().read.load(Ordering::Relaxed);
+        let read = |s: &SpillStore| s.spill.as_ref().unwrap().read.load(Ordering::Relaxed);
         assert!(read(&store));
         store.release_pages();
         assert!(!read(&store));
@@ -257,7 +277,7 @@ mod tests {
 
     #[test]
     fn in_memory_records_read_back_as_written() {
-        let mut store = KeptStore::in_memory();
+        let mut store = SpillStore::in_memory();
         let ranges = fill(&mut store, 500);
         check(&store, &ranges);
         assert_eq!(store.spilled_bytes(), 0);
@@ -267,7 +287,7 @@ mod tests {
     #[test]
     fn a_spill_file_that_cannot_be_written_keeps_the_records_in_memory() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = KeptStore::spilled(dir.path());
+        let mut store = SpillStore::spilled(dir.path());
         let first = fill(&mut store, 200);
         // A file opened read only: every later write fails.
         let ro = tempfile::NamedTempFile::new_in(dir.path()).unwrap();
@@ -286,7 +306,7 @@ mod tests {
     #[test]
     fn a_directory_where_no_file_can_be_made_keeps_the_records_in_memory() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = KeptStore::spilled(&dir.path().join("missing"));
+        let mut store = SpillStore::spilled(&dir.path().join("missing"));
         let ranges = fill(&mut store, 300);
         check(&store, &ranges);
         assert_eq!(store.spilled_bytes(), 0);
