@@ -11,7 +11,6 @@ use crate::minhash::{
     MinHashLsh, MinHashOptions, MinHasher, Shingles, SIGNATURE_BITS,
 };
 use crate::normalize::Normalizer;
-use crate::spill_store::SpillStore;
 
 /// How candidates are confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -182,23 +181,6 @@ impl MinHashDetector {
     pub fn signature_of(&self, doc: u32) -> Option<Vec<u32>> {
         let i = self.docs.binary_search(&doc).ok()?;
         self.sigs.get(i)
-    }
-
-    /// Keeps its signatures, those held and those to come, in a file of `dir` rather than the
-    /// heap ([`crate::spill_store`]): the engine's segments do, batch dedup does not. They are
-    /// read for the candidates a search finds.
-    pub(crate) fn spill_to(&mut self, dir: &std::path::Path) {
-        self.sigs.spill_to(dir);
-    }
-
-    /// Bytes of its signatures in a spill file.
-    pub(crate) fn spilled_bytes(&self) -> u64 {
-        self.sigs.spilled_bytes()
-    }
-
-    /// Lets go of the spill file's pages that reads mapped.
-    pub(crate) fn release_pages(&self) {
-        self.sigs.release_pages();
     }
 
     /// Bits kept of each signature entry ([`MinHashDetectorOptions::bits`]).
@@ -405,17 +387,14 @@ impl MinHashDetector {
     }
 }
 
-/// The kept signatures, in chunks of a fixed number (no array is ever copied to grow, and at
-/// most one chunk is partly empty), or spilled to a file ([`MinHashDetector::spill_to`]). Each
-/// entry takes `bits / 8` bytes (little endian).
+/// The kept signatures, in chunks of a fixed number: no array is ever copied to grow, and at
+/// most one chunk is partly empty. Each entry takes `bits / 8` bytes (little endian).
 #[derive(Debug, Clone)]
 struct Signatures {
     num_perm: usize,
     /// Bytes an entry takes: 1, 2 or 4.
     width: usize,
     chunks: Vec<Vec<u8>>,
-    /// When set, where the signatures are instead of `chunks`.
-    spilled: Option<SpillStore>,
     len: usize,
 }
 
@@ -428,42 +407,25 @@ impl Signatures {
             num_perm,
             width: bits as usize / 8,
             chunks: Vec::new(),
-            spilled: None,
             len: 0,
         }
     }
 
-    /// Keeps the signatures, those held and those to come, in a file of `dir`.
-    fn spill_to(&mut self, dir: &std::path::Path) {
-        let mut store = SpillStore::spilled(dir);
-        for i in 0..self.len {
-            let b = self.bytes(i);
-            store.append(|out| out.extend_from_slice(b));
-        }
-        self.chunks = Vec::new();
-        self.spilled = Some(store);
-    }
-
     fn push(&mut self, signature: &[u32]) {
         debug_assert_eq!(signature.len(), self.num_perm);
-        let width = self.width;
-        let write = |out: &mut Vec<u8>| match width {
-            1 => out.extend(signature.iter().map(|&v| v as u8)),
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks
+                .push(Vec::with_capacity(CHUNK * self.num_perm * self.width));
+        }
+        let chunk = self.chunks.last_mut().expect("a chunk was just made");
+        match self.width {
+            1 => chunk.extend(signature.iter().map(|&v| v as u8)),
             2 => signature
                 .iter()
-                .for_each(|&v| out.extend_from_slice(&(v as u16).to_le_bytes())),
+                .for_each(|&v| chunk.extend_from_slice(&(v as u16).to_le_bytes())),
             _ => signature
                 .iter()
-                .for_each(|&v| out.extend_from_slice(&v.to_le_bytes())),
-        };
-        if let Some(store) = self.spilled.as_mut() {
-            store.append(write);
-        } else {
-            if self.len.is_multiple_of(CHUNK) {
-                self.chunks
-                    .push(Vec::with_capacity(CHUNK * self.num_perm * self.width));
-            }
-            write(self.chunks.last_mut().expect("a chunk was just made"));
+                .for_each(|&v| chunk.extend_from_slice(&v.to_le_bytes())),
         }
         self.len += 1;
     }
@@ -471,22 +433,8 @@ impl Signatures {
     /// The bytes of the `i`-th signature; `i` must be below the count kept.
     fn bytes(&self, i: usize) -> &[u8] {
         let size = self.num_perm * self.width;
-        if let Some(store) = &self.spilled {
-            let at = (i * size) as u64;
-            return store.get(at..at + size as u64);
-        }
         let at = (i % CHUNK) * size;
         &self.chunks[i / CHUNK][at..at + size]
-    }
-
-    /// Bytes in a spill file.
-    fn spilled_bytes(&self) -> u64 {
-        self.spilled.as_ref().map_or(0, SpillStore::spilled_bytes)
-    }
-
-    /// Lets go of the spill file's pages that reads mapped.
-    fn release_pages(&self) {
-        self.spilled.iter().for_each(SpillStore::release_pages);
     }
 
     /// The entries `from..to` of the `i`-th signature, into `out`.
@@ -547,54 +495,6 @@ impl Signatures {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.chunks.iter().map(|c| c.capacity()).sum::<usize>()
-            + self.chunks.capacity() * 24
-            + self.spilled.as_ref().map_or(0, SpillStore::heap_bytes)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::FingerprintConfig;
-
-    /// Signatures spilled to a file give the verdicts and signatures of signatures in memory,
-    /// spilled from the start or after some were inserted (kept in chunks until then).
-    #[test]
-    fn spilled_signatures_give_the_verdicts_of_signatures_in_memory() {
-        let dir = tempfile::tempdir().unwrap();
-        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
-        let make = || MinHashDetector::new(fp.clone(), MinHashDetectorOptions::default()).unwrap();
-        let text = include_str!("../../tests/fixtures/sanguo_ch1.txt");
-        let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-        // Overlapping windows of 300 characters: neighbours are near-duplicates.
-        let docs: Vec<String> = (0..chars.len().saturating_sub(300))
-            .step_by(40)
-            .map(|at| chars[at..at + 300].iter().collect())
-            .collect();
-        assert!(docs.len() > 20, "{} windows", docs.len());
-        let (mut memory, mut spilled, mut late) = (make(), make(), make());
-        spilled.spill_to(dir.path());
-        let mut found = 0;
-        for (i, d) in docs.iter().enumerate() {
-            let s = memory.sketch(d).unwrap();
-            let verdicts = memory.find(&s);
-            found += verdicts.len();
-            assert_eq!(verdicts, spilled.find(&s), "window {i}");
-            assert_eq!(verdicts, late.find(&s), "window {i}");
-            memory.insert(i as u32, s.clone());
-            spilled.insert(i as u32, s.clone());
-            late.insert(i as u32, s);
-            if i == docs.len() / 2 {
-                late.spill_to(dir.path());
-            }
-        }
-        assert!(found > 10, "{found} matches");
-        assert!(spilled.spilled_bytes() > 0 && late.spilled_bytes() > 0);
-        spilled.release_pages();
-        for i in 0..docs.len() as u32 {
-            assert_eq!(memory.signature_of(i), spilled.signature_of(i));
-            assert_eq!(memory.signature_of(i), late.signature_of(i));
-        }
+        self.chunks.iter().map(|c| c.capacity()).sum::<usize>() + self.chunks.capacity() * 24
     }
 }

@@ -222,27 +222,20 @@ impl AutoDetector {
         self.short.text_of(doc)
     }
 
-    /// Keeps the short path's confirmation texts and the long path's signatures in files of
-    /// `dir` rather than the heap ([`ShortTextDetector::spill_texts`],
-    /// [`MinHashDetector::spill_to`]).
-    pub(crate) fn spill_to(&mut self, dir: &std::path::Path) {
+    /// Keeps the short path's confirmation texts in a file of `dir` rather than the heap
+    /// ([`ShortTextDetector::spill_texts`]).
+    pub(crate) fn spill_texts(&mut self, dir: &std::path::Path) {
         self.short.spill_texts(dir);
-        if let Some(m) = self.minhash.as_mut() {
-            m.spill_to(dir);
-        }
     }
 
-    /// Bytes of its texts and signatures in spill files.
+    /// Bytes of the short path's texts in a spill file.
     pub(crate) fn spilled_bytes(&self) -> u64 {
-        self.short.spilled_bytes() + self.minhash.as_ref().map_or(0, |m| m.spilled_bytes())
+        self.short.spilled_bytes()
     }
 
-    /// Lets go of the spill files' pages that reads mapped.
+    /// Lets go of the short path's spill file pages that reads mapped.
     pub(crate) fn release_pages(&self) {
         self.short.release_pages();
-        if let Some(m) = &self.minhash {
-            m.release_pages();
-        }
     }
 
     /// The long path's MinHash detector, when the policy has one.

@@ -156,13 +156,13 @@ impl SketchIndex {
         SketchIndex::with_store(det, SpillStore::in_memory(), None)
     }
 
-    /// An index that spills its encoded sketches, and its detectors their short texts and
-    /// signatures, to anonymous files in `dir` (the data directory; [`crate::spill_store`]).
+    /// An index that spills its encoded sketches, and its detectors their short texts, to
+    /// anonymous files in `dir` (the data directory; [`crate::spill_store`]).
     pub(super) fn spilled(
         mut det: AutoDetector,
         dir: &std::sync::Arc<std::path::Path>,
     ) -> SketchIndex {
-        det.spill_to(dir);
+        det.spill_texts(dir);
         SketchIndex::with_store(det, SpillStore::spilled(dir), Some(dir.clone()))
     }
 
@@ -192,8 +192,8 @@ impl SketchIndex {
         self.bodies.iter().for_each(AutoDetector::release_pages);
     }
 
-    /// Bytes of its encoded sketches and its detectors' short texts and signatures in spill
-    /// files (0 in memory).
+    /// Bytes of its encoded sketches and its detectors' short texts in spill files (0 in
+    /// memory).
     pub(super) fn spilled_bytes(&self) -> u64 {
         self.kept.spilled_bytes()
             + self.det.spilled_bytes()
@@ -269,7 +269,7 @@ impl SketchIndex {
                         b.defer_tables();
                     }
                     if let Some(dir) = dir {
-                        b.spill_to(dir);
+                        b.spill_texts(dir);
                     }
                     b
                 })
