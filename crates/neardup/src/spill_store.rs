@@ -7,7 +7,8 @@
 //! unlinked file (gone however the process ends: nothing to recover, the log and snapshots are
 //! the record) through a buffer of [`TAIL_BYTES`], and are read back through a read-only
 //! mapping of the file: the page cache holds them, not the heap, and the kernel can drop them
-//! under memory pressure. [`SpillStore::release_pages`] lets go of the pages reads mapped.
+//! under memory pressure. [`SpillStore::release_pages`] lets go of the pages reads mapped (the
+//! engine calls it after snapshots and at most once a minute).
 //! Batch dedup keeps its stores in memory ([`SpillStore::in_memory`]).
 //!
 //! A write that fails (a full disk) leaves the store in memory from then on: nothing is lost

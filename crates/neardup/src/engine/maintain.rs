@@ -58,11 +58,24 @@ pub(super) fn maintain(sh: &Shared) -> Result<()> {
     Ok(())
 }
 
-/// Lets go of the spill files' pages that the template veto's reads mapped since the last
-/// maintenance: they stay in the page cache (a later read maps them again), and the resident
-/// set holds what the engine keeps rather than what it happened to read
-/// ([`SketchIndex::release_pages`](super::sketch::SketchIndex::release_pages)).
+/// How often maintenance lets go of the spill files' mapped pages.
+pub(super) const RELEASE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Lets go of the spill files' pages that reads mapped (the template veto's checks, the short
+/// path's confirmations), at most every [`RELEASE_INTERVAL`] — the first maintenance after it
+/// — so that the resident set holds what the engine keeps rather than what it happened to read
+/// ([`SketchIndex::release_pages`](super::sketch::SketchIndex::release_pages)). They stay in
+/// the page cache; a later read maps them again, a page fault each, which is why it is not
+/// done at every maintenance (every second in `neardup serve`): the pages a stream of
+/// decisions reads stay mapped between two releases.
 fn release_spilled_pages(sh: &Shared) {
+    {
+        let mut last = lock(&sh.last_release);
+        if last.elapsed() < RELEASE_INTERVAL {
+            return;
+        }
+        *last = std::time::Instant::now();
+    }
     let inner = sh.read();
     for seg in inner.segments.values() {
         if let Some(x) = &seg.sketches {

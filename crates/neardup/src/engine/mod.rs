@@ -235,6 +235,8 @@ struct Shared {
     recovered: u64,
     recovery_ms: u64,
     last_snapshot: Mutex<Instant>,
+    /// When maintenance last let go of the spill files' mapped pages.
+    last_release: Mutex<Instant>,
     maintain_lock: Mutex<()>,
     stop: Mutex<bool>,
     wake: Condvar,
@@ -403,6 +405,12 @@ impl Engine {
             recovered: recovered_docs,
             recovery_ms: started.elapsed().as_millis() as u64,
             last_snapshot: Mutex::new(Instant::now()),
+            // The first maintenance releases (a restart's or a preload's reads).
+            last_release: Mutex::new(
+                Instant::now()
+                    .checked_sub(maintain::RELEASE_INTERVAL)
+                    .unwrap_or_else(Instant::now),
+            ),
             maintain_lock: Mutex::new(()),
             stop: Mutex::new(false),
             wake: Condvar::new(),
