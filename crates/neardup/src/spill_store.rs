@@ -246,7 +246,7 @@ mod tests {
     fn spilled_records_read_back_as_written_across_remaps() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SpillStore::spilled(dir.path());
-        // ~1.5 MB a thousand records: past the first mapping and several buffers.
+        // ~1.5 KB a record, ~4.5 MB in all: past the first mapping and many buffers.
         let ranges = fill(&mut store, 3000);
         check(&store, &ranges);
         assert!(

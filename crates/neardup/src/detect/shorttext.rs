@@ -572,8 +572,7 @@ impl ShortTextDetector {
     pub(crate) fn spill_texts(&mut self, dir: &std::path::Path) {
         let mut spilled = SpillStore::spilled(dir);
         if self.arena.len() > 0 {
-            let held = self.arena.get(0..self.arena.len()).to_vec();
-            spilled.append(|b| b.extend_from_slice(&held));
+            spilled.append(|b| b.extend_from_slice(self.arena.get(0..self.arena.len())));
         }
         self.arena = spilled;
     }

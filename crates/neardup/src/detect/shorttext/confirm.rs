@@ -77,8 +77,8 @@ pub(super) struct Stored<'a> {
 }
 
 impl<'a> Stored<'a> {
-    /// The text (empty, so that nothing matches it, if its bytes are not UTF-8: they are
-    /// always the bytes of a `str` the detector stored).
+    /// The text. Its bytes are those of a `str` the detector stored, so they are UTF-8; were
+    /// they not, the text reads as empty rather than panicking.
     fn text(&self) -> &'a str {
         self.text
             .get_or_init(|| std::str::from_utf8(self.bytes).unwrap_or_default())
