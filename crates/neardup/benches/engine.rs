@@ -17,7 +17,10 @@
 //!   40, four tables at distance 3; ~110 picks ten tables: faster queries, 2.7× the memory).
 //! - `NEARDUP_BENCH_RESTART_ONLY=1`: stop after the restarts (nothing is written).
 
-use std::path::{Path, PathBuf};
+#[path = "common/mod.rs"]
+mod common;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -25,22 +28,6 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use neardup::engine::{Decision, Doc, Engine, EngineConfig, ManualClock, SyncMode};
 use neardup::index::random::SplitMix64;
 use neardup::{FingerprintConfig, Fingerprinter};
-
-/// Where the preloaded engine lives: `NEARDUP_BENCH_DIR` (kept and reused by later runs) or a
-/// temporary directory (deleted at the end).
-enum BenchDir {
-    Kept(PathBuf),
-    Temp(tempfile::TempDir),
-}
-
-impl BenchDir {
-    fn path(&self) -> &Path {
-        match self {
-            BenchDir::Kept(p) => p,
-            BenchDir::Temp(t) => t.path(),
-        }
-    }
-}
 
 fn env_num(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -132,13 +119,7 @@ fn engine_benches(c: &mut Criterion) {
     let n = env_num("NEARDUP_BENCH_DOCS", 1_000_000);
     // Restarts measured (the median is printed too).
     let restarts = env_num("NEARDUP_BENCH_RESTARTS", 1).max(1);
-    let dir = match std::env::var_os("NEARDUP_BENCH_DIR") {
-        Some(p) => {
-            std::fs::create_dir_all(&p).unwrap();
-            BenchDir::Kept(PathBuf::from(p))
-        }
-        None => BenchDir::Temp(tempfile::tempdir().unwrap()),
-    };
+    let dir = common::BenchDir::from_env();
     // A fixed "now" after the preload: every preloaded document is live (retention two days),
     // whether it was preloaded by this run or an earlier one.
     let clock = Arc::new(ManualClock::new(START_MS));
@@ -309,7 +290,7 @@ fn engine_benches(c: &mut Criterion) {
     });
     g.finish();
     assert!(e.stats().documents > stored);
-    if let BenchDir::Kept(_) = dir {
+    if let common::BenchDir::Kept(_) = dir {
         // Leave a snapshot behind so the next run's restart loads it without a long log replay.
         e.shutdown().unwrap();
     }

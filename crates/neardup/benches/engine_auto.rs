@@ -15,6 +15,11 @@
 //! NEARDUP_BENCH_RESTARTS=5 cargo bench -p neardup --bench engine_auto   # the median of 5 restarts
 //! ```
 //!
+//! `NEARDUP_BENCH_DIR=/path` keeps the preloaded engine there: a later run with the same
+//! settings that finds documents in it skips the preload and measures the restart of that
+//! directory (the checks then add their documents to it). `NEARDUP_BENCH_RESTART_ONLY=1` stops
+//! after the restarts, so that a profile of the run is the restarts alone.
+//!
 //! With `NEARDUP_BENCH_SEGMENTS=s` the preload's timestamps span `s` time segments (default
 //! 1), as a service's window does. Maintenance freezes every segment's band tables (the
 //! current one's again once an eighth of its documents came since), after the preload and
@@ -150,7 +155,8 @@ fn bench(c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(200_000);
     let (long, short) = bases();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::BenchDir::from_env();
+    let restart_only = std::env::var_os("NEARDUP_BENCH_RESTART_ONLY").is_some();
     let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
     let veto = std::env::var_os("NEARDUP_BENCH_NO_VETO").is_none();
@@ -184,11 +190,20 @@ fn bench(c: &mut Criterion) {
     clock.set(t0);
     let rss0 = rss_bytes();
     let split0 = rss_split_kib();
+    // The clock as the preload leaves it: at its last batch.
+    let preloaded_at =
+        t0 + ((n.max(1) - 1) / 10_000 * 10_000) as i64 * segments * segment_ms / n.max(1) as i64;
     let engine = Engine::open(dir.path(), fp.clone(), cfg.clone(), clock.clone()).unwrap();
     let started = Instant::now();
     let mut bytes = 0usize;
     let mut uniques = 0usize;
-    for start in (0..n).step_by(10_000) {
+    let reused = engine.stats().documents as usize;
+    if reused > 0 {
+        println!("preload: {reused} documents found in NEARDUP_BENCH_DIR, not preloaded again");
+        uniques = reused;
+        clock.set(preloaded_at);
+    }
+    for start in (0..n).step_by(10_000).filter(|_| reused == 0) {
         clock.set(t0 + (start as i64 * segments * segment_ms) / n as i64);
         let docs: Vec<Doc> = (start..(start + 10_000).min(n))
             .map(|i| {
@@ -217,7 +232,7 @@ fn bench(c: &mut Criterion) {
         bytes as f64 / 1e6 / secs
     );
     assert!(
-        uniques * 10 >= n * 9,
+        reused > 0 || uniques * 10 >= n * 9,
         "the preload is mostly unique ({uniques} of {n})"
     );
     println!(
@@ -281,6 +296,9 @@ fn bench(c: &mut Criterion) {
         );
     }
     assert_eq!(engine.stats().documents as usize, uniques);
+    if restart_only {
+        return;
+    }
     // A restart builds every segment's band tables frozen: maintenance finds nothing to do.
     let before = engine.stats().index_bytes;
     freeze(&engine, "after the restart");

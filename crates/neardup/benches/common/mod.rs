@@ -2,7 +2,37 @@
 //! beside the repository), or nothing when the corpora are absent (each bench then falls back
 //! to its own fixture so CI never depends on them).
 
-use std::path::PathBuf;
+// Each benchmark uses its own share of these helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Where a benchmark's preloaded engine lives: `NEARDUP_BENCH_DIR` (kept and reused by later
+/// runs) or a temporary directory (deleted at the end).
+pub enum BenchDir {
+    Kept(PathBuf),
+    Temp(tempfile::TempDir),
+}
+
+impl BenchDir {
+    /// `NEARDUP_BENCH_DIR` (made if missing) or a fresh temporary directory.
+    pub fn from_env() -> BenchDir {
+        match std::env::var_os("NEARDUP_BENCH_DIR") {
+            Some(p) => {
+                std::fs::create_dir_all(&p).unwrap();
+                BenchDir::Kept(PathBuf::from(p))
+            }
+            None => BenchDir::Temp(tempfile::tempdir().unwrap()),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        match self {
+            BenchDir::Kept(p) => p,
+            BenchDir::Temp(t) => t.path(),
+        }
+    }
+}
 
 /// The corpora directory, if present.
 pub fn corpora_dir() -> Option<PathBuf> {
