@@ -172,18 +172,38 @@ fn scatter<T: Copy>(
     }
 }
 
-/// Matches found as (query, match), in any order, as one sorted list a query.
-pub(crate) fn by_query(mut found: Vec<(u32, Match)>, queries: usize) -> Vec<Vec<Match>> {
-    found.par_sort_unstable();
-    let groups: Vec<(u32, Vec<Match>)> = found
-        .par_chunk_by(|a, b| a.0 == b.0)
-        .map(|run| (run[0].0, run.iter().map(|&(_, m)| m).collect()))
-        .collect();
-    let mut out = vec![Vec::new(); queries];
-    for (i, ms) in groups {
-        out[i as usize] = ms;
+/// Matches found as (query, match), in any order, as one sorted list a query. The query
+/// numbers are dense (below `queries`), so the matches are put in query order by one counting
+/// pass rather than sorted whole, and each query's few are sorted apart.
+pub(crate) fn by_query(found: Vec<(u32, Match)>, queries: usize) -> Vec<Vec<Match>> {
+    let Some(&(_, fill)) = found.first() else {
+        return vec![Vec::new(); queries];
+    };
+    // `starts[q]..starts[q + 1]`: where query `q`'s matches go.
+    let mut starts = vec![0u32; queries + 1];
+    for &(q, _) in &found {
+        starts[q as usize + 1] += 1;
     }
-    out
+    for q in 0..queries {
+        starts[q + 1] += starts[q];
+    }
+    let mut fronts = starts[..queries].to_vec();
+    let mut placed = vec![fill; found.len()];
+    for (q, m) in found {
+        let f = &mut fronts[q as usize];
+        placed[*f as usize] = m;
+        *f += 1;
+    }
+    drop(fronts);
+    (0..queries)
+        .into_par_iter()
+        .map(|q| {
+            let (a, b) = (starts[q] as usize, starts[q + 1] as usize);
+            let mut ms = placed[a..b].to_vec();
+            ms.sort_unstable();
+            ms
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -228,6 +248,27 @@ mod tests {
             let mut got = v;
             order_by_prefix(&mut got, &mut Vec::new(), prefix);
             prop_assert_eq!(got, want);
+        }
+
+        /// Matches come back one sorted list a query, whatever order they were found in.
+        #[test]
+        fn by_query_is_each_querys_matches_sorted(
+            found in proptest::collection::vec((0u32..50, any::<u32>(), any::<u64>(), 0u8..4), 0..400),
+            extra in 0usize..5,
+        ) {
+            let queries = found.iter().map(|f| f.0 as usize + 1).max().unwrap_or(0) + extra;
+            let found: Vec<(u32, Match)> = found
+                .into_iter()
+                .map(|(q, handle, fingerprint, distance)| (q, Match { handle, fingerprint, distance }))
+                .collect();
+            let mut want = vec![Vec::new(); queries];
+            for &(q, m) in &found {
+                want[q as usize].push(m);
+            }
+            for ms in &mut want {
+                ms.sort_unstable();
+            }
+            prop_assert_eq!(by_query(found, queries), want);
         }
 
         /// Every query is handed over once, with its key and position, whatever the batch size
