@@ -296,6 +296,14 @@ impl AutoDetector {
         self.opts.exact.then(|| self.exact.digest_of(doc)).flatten()
     }
 
+    /// Asks for the memory an insert of a document with exact digest `digest` reads first.
+    #[inline]
+    pub fn prefetch_exact(&self, digest: u128) {
+        if self.opts.exact {
+            self.exact.prefetch(digest);
+        }
+    }
+
     /// Whether the exact stage keeps each document's digest ([`AutoDetector::exact_of`]).
     pub fn keeps_exact(&self) -> bool {
         self.opts.exact

@@ -252,7 +252,7 @@ pub(super) fn recover_sketches(
     // `decoded`: the sketch decoded ahead (snapshot entries), else decoded here.
     let put = |inner: &mut Inner,
                (seq, ts, id, blob): records::SketchEntry<'_>,
-               decoded: Option<Result<sketch::DocSketch, String>>|
+               decoded: Option<Result<Box<sketch::DocSketch>, String>>|
      -> Result<()> {
         let h = Horizon {
             floor: inner.floor,
@@ -266,7 +266,7 @@ pub(super) fn recover_sketches(
         }
         if h.live(ts) {
             let sketch = decoded
-                .unwrap_or_else(|| sketch::decode(blob))
+                .unwrap_or_else(|| sketch::decode(blob).map(Box::new))
                 .map_err(|r| corrupt(format!("document {id:?} (record {seq}): {r}")))?;
             inner.insert_sketch(seq, ts, id, sketch, blob, segment_ms, head_layout, make);
         }
@@ -326,7 +326,8 @@ pub(super) fn recover_sketches(
                                     m.keys = l.keys(&m.signature);
                                 }
                             }
-                            s
+                            // Boxed: the sketch is handed on several times before it is kept.
+                            Box::new(s)
                         })
                     })
                 })
@@ -343,18 +344,19 @@ pub(super) fn recover_sketches(
                 if let Some(c) = chunks.get(i + 1) {
                     s.spawn(|_| next = Some(decode_chunk(c)));
                 }
-                chunk
-                    .iter()
-                    .zip(decoded)
-                    .enumerate()
-                    .try_for_each(|(j, (&e, d))| {
-                        // Each insert looks its id up at a random place of the id map: asked
-                        // for a few entries ahead.
-                        if let Some(ahead) = chunk.get(j + ID_PREFETCH_AHEAD) {
-                            inner.prefetch_id(ahead.2);
+                let mut decoded = decoded;
+                chunk.iter().enumerate().try_for_each(|(j, &e)| {
+                    // Each insert looks its id up at a random place of the id map, and its
+                    // exact digest at a random place of its segment's table: both asked for
+                    // a few entries ahead.
+                    if let Some(ahead) = chunk.get(j + ID_PREFETCH_AHEAD) {
+                        inner.prefetch_id(ahead.2);
+                        if let Some(Some(Ok(s))) = decoded.get(j + ID_PREFETCH_AHEAD) {
+                            inner.prefetch_sketch(ahead.1, s, segment_ms);
                         }
-                        put(&mut inner, e, d)
-                    })
+                    }
+                    put(&mut inner, e, decoded[j].take())
+                })
             });
             inserted?;
             ready = next;

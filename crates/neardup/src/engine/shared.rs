@@ -384,7 +384,7 @@ impl Shared {
                 seq,
                 ts,
                 id,
-                *s,
+                s,
                 blob,
                 self.segment_ms,
                 &self.head_layout,

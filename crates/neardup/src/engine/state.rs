@@ -101,6 +101,18 @@ impl Inner {
         self.ids.prefetch(id_key(xxh3(id.as_bytes())));
     }
 
+    /// Asks for the memory inserting `sketch` with timestamp `ts` into its segment's index
+    /// reads first ([`Inner::insert_sketch`] a few documents later).
+    pub(super) fn prefetch_sketch(&self, ts: i64, sketch: &DocSketch, segment_ms: i64) {
+        if let Some(x) = self
+            .segments
+            .get(&ts.div_euclid(segment_ms))
+            .and_then(|s| s.sketches.as_ref())
+        {
+            x.prefetch(sketch);
+        }
+    }
+
     /// Maps `id` (the id of slot `slot`) to `slot`, replacing its previous mapping.
     pub(super) fn map_insert(&mut self, id: &str, slot: u32) {
         let key = id_key(xxh3(id.as_bytes()));
@@ -163,7 +175,7 @@ impl Inner {
         seq: u64,
         ts: i64,
         id: &str,
-        sketch: DocSketch,
+        sketch: Box<DocSketch>,
         blob: &[u8],
         segment_ms: i64,
         head_layout: &Layout,

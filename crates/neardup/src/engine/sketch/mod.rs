@@ -204,6 +204,12 @@ impl SketchIndex {
         self.handles.len()
     }
 
+    /// Asks for the memory inserting `sketch` reads first (its exact digest's place).
+    #[inline]
+    pub(super) fn prefetch(&self, sketch: &DocSketch) {
+        self.det.prefetch_exact(sketch.auto.exact);
+    }
+
     /// Makes room for `documents` more documents, `long` of them with a MinHash sketch. With
     /// `defer` (a restart loading a segment) the band tables only collect the documents'
     /// keys until [`SketchIndex::finish_deferred`] builds them at once; nothing may be searched
@@ -229,7 +235,7 @@ impl SketchIndex {
         &mut self,
         handle: u32,
         seq: u64,
-        mut sketch: DocSketch,
+        mut sketch: Box<DocSketch>,
         blob: &[u8],
         make: &dyn Fn() -> AutoDetector,
     ) {

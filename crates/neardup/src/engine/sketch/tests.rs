@@ -320,8 +320,8 @@ fn version_6_short_keys_are_read_and_version_7_keeps_their_tags() {
         let s = plain(det.sketch(&window(i)).unwrap());
         let mut b = Vec::new();
         encode(&s, &mut b);
-        whole.insert(i as u32, i as u64, s, &b, &make);
-        tags.insert(i as u32, i as u64, decode(&b).unwrap(), &b, &make);
+        whole.insert(i as u32, i as u64, Box::new(s), &b, &make);
+        tags.insert(i as u32, i as u64, Box::new(decode(&b).unwrap()), &b, &make);
     }
     let mut found = 0;
     for i in 0..60 {
@@ -383,8 +383,8 @@ fn version_2_sketches_are_read_and_band_keys_are_computed_when_left_out() {
     for (i, s) in all.iter().enumerate() {
         let mut b = Vec::new();
         encode(s, &mut b);
-        with.insert(i as u32, i as u64, s.clone(), &b, &make);
-        without.insert(i as u32, i as u64, decode(&b).unwrap(), &b, &make);
+        with.insert(i as u32, i as u64, Box::new(s.clone()), &b, &make);
+        without.insert(i as u32, i as u64, Box::new(decode(&b).unwrap()), &b, &make);
     }
     // Edited copies of the long texts: found by MinHash, not as exact copies.
     let mut found = 0;
@@ -469,7 +469,7 @@ fn index_gives_back_what_encode_wrote(
             left_out += body.minhash.as_ref().map_or(0, |m| 3 + m.signature.len());
         }
         let lines = s.veto.as_ref().map(|v| v.lines.clone()).unwrap_or_default();
-        idx.insert(i as u32, i as u64, s, &b, make);
+        idx.insert(i as u32, i as u64, Box::new(s), &b, make);
         assert_eq!(idx.lines(i), lines);
         assert_eq!(idx.position(i as u64), Some(i));
         blobs.push(b);
@@ -571,7 +571,7 @@ fn frozen_tables_find_what_the_growing_ones_found() {
         let s = sketch(t);
         let mut b = Vec::new();
         encode(&s, &mut b);
-        idx.insert(i as u32, i as u64, s, &b, &make);
+        idx.insert(i as u32, i as u64, Box::new(s), &b, &make);
     };
     let (old, new) = paras.split_at(paras.len() * 2 / 3);
     for (i, t) in old.iter().enumerate() {
