@@ -179,6 +179,16 @@ pub(crate) fn by_query(found: Vec<(u32, Match)>, queries: usize) -> Vec<Vec<Matc
     let Some(&(_, fill)) = found.first() else {
         return vec![Vec::new(); queries];
     };
+    if found.len() > u32::MAX as usize {
+        // More matches than 32-bit offsets count (over 100 GB of them): grouped by a sort.
+        let mut found = found;
+        found.par_sort_unstable();
+        let mut out = vec![Vec::new(); queries];
+        for (q, m) in found {
+            out[q as usize].push(m);
+        }
+        return out;
+    }
     // `starts[q]..starts[q + 1]`: where query `q`'s matches go.
     let mut starts = vec![0u32; queries + 1];
     for &(q, _) in &found {
