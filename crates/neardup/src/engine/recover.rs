@@ -321,8 +321,11 @@ pub(super) fn recover_sketches(
                 .map(|&(_, ts, _, blob)| {
                     live.live(ts).then(|| {
                         sketch::decode(blob).map(|mut s| {
-                            if let (Some(l), Some(m)) = (&keyer, s.auto.minhash.as_mut()) {
-                                if m.keys.is_empty() {
+                            // The band keys of the whole text's signature and of its body's
+                            // (indexed beside it, by a detector with the same bands).
+                            let body = s.body.as_mut().and_then(|b| b.minhash.as_mut());
+                            for m in s.auto.minhash.as_mut().into_iter().chain(body) {
+                                if let (Some(l), true) = (&keyer, m.keys.is_empty()) {
                                     m.keys = l.keys(&m.signature);
                                 }
                             }
