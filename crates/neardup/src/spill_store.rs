@@ -79,6 +79,19 @@ impl SpillStore {
         }
     }
 
+    /// This store spilling to an anonymous file in `dir` from now on, with the bytes it holds
+    /// in memory written there too; a store that spills already stays as it is.
+    pub(crate) fn into_spilled(self, dir: &Path) -> SpillStore {
+        if self.spill.is_some() {
+            return self;
+        }
+        let mut spilled = SpillStore::spilled(dir);
+        if !self.tail.is_empty() {
+            spilled.append(|b| b.extend_from_slice(&self.tail));
+        }
+        spilled
+    }
+
     /// Bytes appended.
     pub(crate) fn len(&self) -> u64 {
         self.spill.as_ref().map_or(0, |s| s.written) + self.tail.len() as u64
@@ -274,6 +287,22 @@ mod tests {
         let more = fill(&mut store, 2000);
         store.release_pages();
         check(&store, &more);
+    }
+
+    /// A store moved to a file keeps what it held in memory, and a store moved twice stays
+    /// in its first file.
+    #[test]
+    fn a_store_moved_to_a_file_keeps_its_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SpillStore::in_memory();
+        let first = fill(&mut store, 300);
+        let mut store = store.into_spilled(dir.path());
+        let more = fill(&mut store, 300);
+        let store = store.into_spilled(dir.path());
+        assert!(store.spilled_bytes() > 0);
+        check(&store, &first);
+        check(&store, &more);
+        assert_eq!(store.len(), more.last().unwrap().end);
     }
 
     #[test]

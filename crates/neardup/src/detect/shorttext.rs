@@ -570,11 +570,7 @@ impl ShortTextDetector {
     /// Keeps the texts it stores from now on, and those it holds, in a file of `dir` rather
     /// than the heap ([`crate::spill_store`]): the engine's segments do, batch dedup does not.
     pub(crate) fn spill_texts(&mut self, dir: &std::path::Path) {
-        let mut spilled = SpillStore::spilled(dir);
-        if self.arena.len() > 0 {
-            spilled.append(|b| b.extend_from_slice(self.arena.get(0..self.arena.len())));
-        }
-        self.arena = spilled;
+        self.arena = std::mem::take(&mut self.arena).into_spilled(dir);
     }
 
     /// Bytes of its texts in a spill file.
