@@ -48,6 +48,9 @@
 //! `SPLIT_EVAL_EDGE=0,0.1,0.2` replaces the columns with the default whose short path's
 //! containment lets that share of the shorter text lie outside the longer at one edge
 //! (`ContainmentOptions::edge`).
+//! `SPLIT_EVAL_SHORT=0.75,0.8,0.8/0.2` replaces the columns with the default whose short path
+//! confirms by the measure from those similarities (`ShortTextOptions::threshold`); `t/l` also
+//! bands its candidates for a Jaccard threshold of `l` (`ShortTextOptions::lsh`).
 //! `SPLIT_EVAL_SCRIPT=1` replaces the columns with the default keeping Traditional Chinese
 //! characters and folding them to Simplified (`NormalizeOptions::fold_traditional`), in batch
 //! and online (requests of 100).

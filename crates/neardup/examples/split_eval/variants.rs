@@ -290,6 +290,35 @@ pub(crate) fn variants() -> Vec<Variant> {
             })
             .collect();
     }
+    // `SPLIT_EVAL_SHORT=0.7,0.75,0.8`: the default with the short path's edit similarity
+    // confirmed from those thresholds (`ShortTextOptions::threshold`); a value `t/l` also sets
+    // the candidates' band threshold to `l` (`ShortTextOptions::lsh`, default 0.3).
+    if let Ok(ts) = std::env::var("SPLIT_EVAL_SHORT") {
+        return ts
+            .split(',')
+            .map(|t| {
+                let (t, l) = t.split_once('/').unwrap_or((t, ""));
+                let (t, l): (f64, Option<f64>) = (t.parse().unwrap(), l.parse().ok());
+                Variant {
+                    name: match l {
+                        Some(l) => format!("default, short threshold {t}, bands at {l}"),
+                        None => format!("default, short threshold {t}"),
+                    },
+                    veto: Some(TemplateVetoOptions::default()),
+                    policy: with(&|p| {
+                        p.minhash.lsh.threshold = 0.5;
+                        p.short.threshold = t;
+                        if let Some(l) = l {
+                            p.short.lsh.threshold = l;
+                        }
+                    }),
+                    engine: None,
+                    body_index: true,
+                    keep_traditional: false,
+                }
+            })
+            .collect();
+    }
     // `SPLIT_EVAL_EDGE=0,0.1,0.2`: the default with the short path's containment allowing
     // that share of the shorter text at one edge outside the longer (an attribution).
     if let Ok(es) = std::env::var("SPLIT_EVAL_EDGE") {
