@@ -232,6 +232,7 @@ impl<D: Detector> Deduper<D> {
             let len = lengths.get(i).copied().unwrap_or(0);
             self.decide_one(s.ok(), len);
         }
+        self.detector.tidy();
         Ok(&self.outcomes[start..])
     }
 
@@ -309,6 +310,7 @@ impl<D: Detector> Deduper<D> {
             // an indexed document needs all of it.
             let s = self.detector.resolve(s, true);
             self.detector.insert(doc, s);
+            self.detector.tidy();
         }
         self.outcomes.push(o);
         o

@@ -326,6 +326,10 @@ impl Detector for MinHashDetector {
         out
     }
 
+    fn tidy(&mut self) {
+        self.lsh.freeze_if_worth();
+    }
+
     fn insert(&mut self, doc: u32, s: MinHashSketch) {
         if s.keys.is_empty() {
             self.lsh.insert_keys(&self.lsh.keys(&s.signature));

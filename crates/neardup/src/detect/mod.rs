@@ -204,6 +204,11 @@ pub trait Detector: Send + Sync {
     /// Adds a document.
     fn insert(&mut self, doc: u32, sketch: Self::Sketch);
 
+    /// Reorganises the index for faster lookups (band tables that grew by an eighth since
+    /// they were last frozen are frozen again: `sketch/band_table.rs`), between batches of
+    /// inserts. Never changes what [`find`](Self::find) returns. The default does nothing.
+    fn tidy(&mut self) {}
+
     /// Bytes of memory held by the index, approximately.
     fn heap_bytes(&self) -> usize {
         0

@@ -457,6 +457,13 @@ impl Detector for AutoDetector {
         }
     }
 
+    fn tidy(&mut self) {
+        self.short.tidy();
+        if let Some(d) = &mut self.minhash {
+            d.tidy();
+        }
+    }
+
     fn heap_bytes(&self) -> usize {
         self.exact.heap_bytes()
             + self.short.heap_bytes()

@@ -685,6 +685,10 @@ impl Detector for ShortTextDetector {
         out
     }
 
+    fn tidy(&mut self) {
+        self.lsh.freeze_if_worth();
+    }
+
     fn insert(&mut self, doc: u32, s: ShortSketch) {
         self.lsh.insert_keys(&s.keys);
         self.docs.push(doc);

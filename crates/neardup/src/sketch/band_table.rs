@@ -24,9 +24,10 @@
 const NONE: u32 = u32::MAX;
 /// The smallest heads array.
 const MIN_CAPACITY: usize = 16;
-/// Slots below which freezing a table does not pay: a frozen directory has at least 2¹⁴
-/// entries.
-pub(crate) const MIN_FROZEN: usize = 1 << 17;
+/// Slots below which freezing a table is not done: from 2¹⁴ slots a frozen table (a
+/// directory of at least 2¹² entries and 4 bytes a slot) is less than half the growing one,
+/// and a lookup reads a group of entries instead of a chain of slots.
+pub(crate) const MIN_FROZEN: usize = 1 << 14;
 
 /// One band's multimap of tags to slots (see the module docs).
 #[derive(Debug, Clone, Default)]
@@ -86,7 +87,7 @@ impl Frozen {
         );
         let d = (usize::BITS - 1 - n.max(1).leading_zeros())
             .saturating_sub(2)
-            .clamp(14, 28);
+            .clamp(12, 28);
         let groups = 1usize << d;
         let mut dir = vec![0u32; groups + 1];
         let group = |p: u64| (p >> (64 - d)) as usize;
@@ -408,7 +409,7 @@ mod tests {
                 let k = key((a, b, c, e));
                 table.insert(k, slot as u32);
                 growing.entry(tag(k)).or_default().push(slot as u32);
-                // Now and then (each freeze walks a directory of 2¹⁴ groups).
+                // Now and then (each freeze walks a directory of at least 2¹² groups).
                 if freeze == 0 {
                     table = table.frozen();
                     for (t, slots) in growing.drain() {

@@ -389,7 +389,7 @@ impl MinHashLsh {
     /// Freezes every table now, in place, one at a time (about 5 bytes a slot and band instead
     /// of 16; slots inserted later go into a growing part): for an index that will take few
     /// more slots, such as a past time segment's or one built once and then searched. An index
-    /// of fewer than 131,072 slots (where freezing does not pay), and one made with
+    /// of fewer than 16,384 slots (where freezing does not pay), and one made with
     /// [`MinHashLsh::whole_tags`], is left as it is.
     pub fn freeze(&mut self) {
         if !self.may_freeze || self.slots < MIN_FROZEN || self.pending.is_some() {
@@ -398,6 +398,27 @@ impl MinHashLsh {
         let mut shared = self.share_tables();
         shared.freeze();
         drop(self.put_frozen(shared));
+    }
+
+    /// Freezes the tables when it pays: they hold at least 16,384 slots and an eighth
+    /// of them came after the last freeze (so that a growing index is frozen again and again
+    /// at a cost proportional to its size in all). A table at a time, each replaced as soon as
+    /// its frozen form is built, so that at most one table is held twice. Not while the
+    /// tables are shared to be frozen elsewhere (by the engine's maintenance). Whether it
+    /// froze.
+    pub fn freeze_if_worth(&mut self) -> bool {
+        if self.pending.is_some()
+            || Arc::strong_count(&self.freezing) > 1
+            || !self.worth_freezing(MIN_FROZEN)
+        {
+            return false;
+        }
+        debug_assert!(self.late.is_empty(), "late slots only while shared");
+        for t in &mut self.tables {
+            let frozen = t.frozen();
+            *t = Arc::new(frozen);
+        }
+        true
     }
 
     /// Never freezes its tables: every lookup then checks a candidate's whole 32-bit tag, for
@@ -628,6 +649,45 @@ mod tests {
                 assert_eq!(found, direct.candidates_where(&q, key_of), "document {i}");
                 assert!(i > n + 10 || found.contains(&(i as u32)));
             }
+        }
+    }
+
+    /// A growing index (batch dedup's) freezes from `MIN_FROZEN` slots, then again only once
+    /// an eighth more came, and finds the same candidates frozen as growing.
+    #[test]
+    fn a_growing_index_freezes_again_after_an_eighth_more() {
+        let opts = LshOptions {
+            params: Some((4, 2)),
+            ..LshOptions::default()
+        };
+        // Document i shares its band keys with document i / 5.
+        let keys = |i: u64| -> Vec<u64> {
+            (0..4)
+                .map(|b| crate::hash::xxh3_seeded(&(i / 5).to_le_bytes(), b))
+                .collect()
+        };
+        let mut l = MinHashLsh::new(8, &opts).unwrap();
+        let mut freezes = Vec::new();
+        let n = MIN_FROZEN as u64 * 3 / 2;
+        for i in 0..n {
+            l.insert_keys(&keys(i));
+            if l.freeze_if_worth() {
+                freezes.push(i + 1);
+            }
+        }
+        assert_eq!(freezes.first(), Some(&(MIN_FROZEN as u64)), "{freezes:?}");
+        for w in freezes.windows(2) {
+            assert!(w[1] >= w[0] + w[0] / 8, "{freezes:?}");
+        }
+        assert!(freezes.len() >= 3, "{freezes:?}");
+        let mut growing = MinHashLsh::new(8, &opts).unwrap();
+        for i in 0..n {
+            growing.insert_keys(&keys(i));
+        }
+        for i in (0..n).step_by(101) {
+            let found = l.candidates(&keys(i));
+            assert_eq!(found, growing.candidates(&keys(i)), "document {i}");
+            assert_eq!(found.len(), 5, "document {i}: {found:?}");
         }
     }
 

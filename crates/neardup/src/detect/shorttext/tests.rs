@@ -1,6 +1,7 @@
 //! The short path against its pairwise definitions and planted pairs.
 
 use super::*;
+use crate::minhash::MIN_FROZEN;
 
 fn detector(containment: bool) -> ShortTextDetector {
     let fp = Fingerprinter::new(crate::FingerprintConfig::default()).unwrap();
@@ -46,6 +47,52 @@ fn candidates_confirmed_are_bounded_and_the_near_duplicate_is_still_found() {
     );
     let found = d.find(&q);
     assert!(found.iter().any(|v| v.of == 5000), "{found:?}");
+}
+
+/// Batch dedup freezes the short path's band tables as they grow (`Detector::tidy`), which
+/// holds them in a third of the bytes; what `find` answers stays the same.
+#[test]
+fn tidied_tables_find_what_growing_tables_find() {
+    let mut d = detector(true);
+    // Texts of twelve characters from an alphabet of forty, so that many share band keys.
+    let text = |i: u32| -> String {
+        (0..12)
+            .map(|j| char::from_u32(0x4E00 + (i.wrapping_mul(2654435761) >> (j * 2)) % 40).unwrap())
+            .collect()
+    };
+    let n = MIN_FROZEN as u32 + 2000;
+    for i in 0..n {
+        let s = d.sketch(&text(i)).unwrap();
+        d.insert(i, s);
+    }
+    let queries: Vec<ShortSketch> = (0..300)
+        .map(|i| {
+            // A stored text with its middle character replaced, or a text never stored.
+            let mut t: Vec<char> = text(i * 61).chars().collect();
+            t[6] = '的';
+            let t: String = if i % 3 == 0 {
+                text(n + i)
+            } else {
+                t.into_iter().collect()
+            };
+            d.sketch(&t).unwrap()
+        })
+        .collect();
+    let sorted = |mut v: Vec<Verdict>| {
+        v.sort_by_key(|v| v.of);
+        v
+    };
+    let before: Vec<Vec<Verdict>> = queries.iter().map(|q| sorted(d.find(q))).collect();
+    let bytes = d.heap_bytes();
+    d.tidy();
+    assert!(
+        d.heap_bytes() < bytes,
+        "{} against {bytes} bytes",
+        d.heap_bytes()
+    );
+    let after: Vec<Vec<Verdict>> = queries.iter().map(|q| sorted(d.find(q))).collect();
+    assert_eq!(before, after);
+    assert!(before.iter().filter(|v| !v.is_empty()).count() > 100);
 }
 
 /// Reposts with a comment, a forwarding marker or an attribution added (found 47 % of the

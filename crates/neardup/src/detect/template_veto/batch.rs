@@ -292,6 +292,13 @@ impl<D: Detector> Detector for TemplateVeto<D> {
         self.inner.insert(doc, sketch.inner);
     }
 
+    fn tidy(&mut self) {
+        self.inner.tidy();
+        if let Some(b) = &mut self.bodies {
+            b.tidy();
+        }
+    }
+
     fn heap_bytes(&self) -> usize {
         let lines = self.lines.read().map(|m| m.capacity() * 16).unwrap_or(0)
             + self.counted.read().map(|m| m.capacity() * 8).unwrap_or(0);
