@@ -413,7 +413,9 @@ impl MinHashLsh {
         {
             return false;
         }
-        debug_assert!(self.late.is_empty(), "late slots only while shared");
+        if !self.late.is_empty() {
+            self.put_late();
+        }
         for t in &mut self.tables {
             let frozen = t.frozen();
             *t = Arc::new(frozen);
