@@ -150,7 +150,7 @@ fn bench_lsh_lookups(c: &mut Criterion) {
         growing.insert_keys(&keys(i));
     }
     let mut frozen = growing.clone();
-    frozen.freeze();
+    assert!(frozen.freeze(), "the index is large enough to freeze");
     assert!(frozen.heap_bytes() * 2 < growing.heap_bytes());
     // Half the queries stored (each finds itself), half new (finds nothing).
     let queries: Vec<Vec<u64>> = (0..2_000u64)

@@ -386,30 +386,18 @@ impl MinHashLsh {
                 .sum::<usize>()
     }
 
-    /// Freezes every table now, in place, one at a time (about 5 bytes a slot and band instead
-    /// of 16; slots inserted later go into a growing part): for an index that will take few
-    /// more slots, such as a past time segment's or one built once and then searched. An index
-    /// of fewer than 16,384 slots (where freezing does not pay), and one made with
-    /// [`MinHashLsh::whole_tags`], is left as it is.
-    pub fn freeze(&mut self) {
-        if !self.may_freeze || self.slots < MIN_FROZEN || self.pending.is_some() {
-            return;
-        }
-        let mut shared = self.share_tables();
-        shared.freeze();
-        drop(self.put_frozen(shared));
-    }
-
-    /// Freezes the tables when it pays: they hold at least 16,384 slots and an eighth
-    /// of them came after the last freeze (so that a growing index is frozen again and again
-    /// at a cost proportional to its size in all). A table at a time, each replaced as soon as
-    /// its frozen form is built, so that at most one table is held twice. Not while the
-    /// tables are shared to be frozen elsewhere (by the engine's maintenance). Whether it
-    /// froze.
-    pub fn freeze_if_worth(&mut self) -> bool {
-        if self.pending.is_some()
+    /// Freezes every table now, in place (about 5 bytes a slot and band instead of 16; slots
+    /// inserted later go into a growing part): for an index that will take few more slots,
+    /// such as a past time segment's or one built once and then searched. A table at a time,
+    /// each replaced as soon as its frozen form is built, so that at most one table is held
+    /// twice. An index of fewer than 16,384 slots (where freezing does not pay), one made with
+    /// [`MinHashLsh::whole_tags`], and one whose tables are shared to be frozen elsewhere (by
+    /// the engine's maintenance) are left as they are. Whether it froze.
+    pub fn freeze(&mut self) -> bool {
+        if !self.may_freeze
+            || self.slots < MIN_FROZEN
+            || self.pending.is_some()
             || Arc::strong_count(&self.freezing) > 1
-            || !self.worth_freezing(MIN_FROZEN)
         {
             return false;
         }
@@ -421,6 +409,13 @@ impl MinHashLsh {
             *t = Arc::new(frozen);
         }
         true
+    }
+
+    /// [`MinHashLsh::freeze`] when it pays: an eighth of the slots or more came after the
+    /// last freeze, so that a growing index is frozen again and again at a cost proportional
+    /// to its size in all. Whether it froze.
+    pub fn freeze_if_worth(&mut self) -> bool {
+        self.worth_freezing(MIN_FROZEN) && self.freeze()
     }
 
     /// Never freezes its tables: every lookup then checks a candidate's whole 32-bit tag, for
