@@ -73,45 +73,6 @@ fn bases() -> (Vec<String>, Vec<String>) {
     )
 }
 
-/// Short documents of `NEARDUP_BENCH_SHORT=lines`: the distinct lines of 30–140 characters
-/// of every corpus, in a fixed shuffled order (empty without the corpora).
-fn short_lines() -> Vec<String> {
-    let Some(dir) = common::corpora_dir() else {
-        return Vec::new();
-    };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.ends_with(".jsonl") && !name.starts_with("pairs")
-        })
-        .collect();
-    files.sort();
-    let mut seen = std::collections::HashSet::new();
-    let mut lines = Vec::new();
-    for f in files {
-        for l in std::fs::read_to_string(&f).unwrap().lines() {
-            let v: serde_json::Value = serde_json::from_str(l).expect("corpus line is JSON");
-            for line in v["text"].as_str().unwrap_or_default().split('\n') {
-                let line = line.trim();
-                if (30..=140).contains(&line.chars().count()) && seen.insert(line.to_string()) {
-                    lines.push(line.to_string());
-                }
-            }
-        }
-    }
-    // A fixed shuffle, so that neighbouring documents do not come from one page.
-    let mut keyed: Vec<(u64, String)> = lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| (mix(i as u64), l))
-        .collect();
-    keyed.sort_unstable();
-    keyed.into_iter().map(|(_, l)| l).collect()
-}
-
 /// Whether document `i` is short: every fifth, unless `NEARDUP_BENCH_ALL_LONG` is set.
 fn is_short(i: usize) -> bool {
     static ALL_LONG: std::sync::LazyLock<bool> =
@@ -207,7 +168,7 @@ fn bench(c: &mut Criterion) {
         .unwrap_or(200_000);
     let (long, short) = bases();
     let short = if *SHORT_LINES {
-        let lines = short_lines();
+        let lines = common::corpus_lines(30, 140);
         assert!(
             !lines.is_empty(),
             "NEARDUP_BENCH_SHORT=lines needs the corpora (NEARDUP_CORPORA)"

@@ -7,13 +7,16 @@
 
 use std::hint::black_box;
 
+#[path = "common/mod.rs"]
+mod common;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use neardup::detect::Detector;
 use neardup::imatch::{IMatchOptions, IMatcher};
 use neardup::minhash::{
     fold32, jaccard_estimate, MinHashLsh, MinHashOptions, MinHasher, Scheme, Shingles,
 };
-use neardup::shorttext::{ShortTextDetector, ShortTextOptions};
+use neardup::shorttext::{ShortSketch, ShortTextDetector, ShortTextOptions};
 use neardup::template_veto::{TemplateVetoOptions, VetoRules};
 use neardup::{FingerprintConfig, Fingerprinter};
 
@@ -320,20 +323,38 @@ fn bench_short_shared_phrases(c: &mut Criterion) {
     let queries: Vec<_> = (stored..stored + 200)
         .map(|i| d.sketch(&compose(i)).unwrap())
         .collect();
-    let verdicts = |d: &ShortTextDetector| -> Vec<(u32, u64)> {
-        let mut v: Vec<(u32, u64)> = queries
-            .iter()
-            .flat_map(|q| d.find(q))
-            .map(|v| (v.of, v.similarity.unwrap_or(0.0).to_bits()))
-            .collect();
-        v.sort_unstable();
-        v
-    };
-    let expected = verdicts(&d);
+    time_finds(c, "find/shared-phrases-40k", 10, &d, &queries);
+}
+
+/// Each query's verdicts: (query, stored text, similarity's bits), sorted.
+fn short_verdicts(d: &ShortTextDetector, queries: &[ShortSketch]) -> Vec<(usize, u32, u64)> {
+    let mut v: Vec<(usize, u32, u64)> = queries
+        .iter()
+        .enumerate()
+        .flat_map(|(k, q)| {
+            d.find(q)
+                .into_iter()
+                .map(move |v| (k, v.of, v.similarity.unwrap_or(0.0).to_bits()))
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Times `d.find` of every query (`shorttext/{name}`) and checks that the verdicts are the
+/// same on every pass.
+fn time_finds(
+    c: &mut Criterion,
+    name: &str,
+    samples: usize,
+    d: &ShortTextDetector,
+    queries: &[ShortSketch],
+) {
+    let expected = short_verdicts(d, queries);
     let mut g = c.benchmark_group("shorttext");
-    g.sample_size(10);
+    g.sample_size(samples);
     g.throughput(Throughput::Elements(queries.len() as u64));
-    g.bench_function("find/shared-phrases-40k", |b| {
+    g.bench_function(name, |b| {
         b.iter(|| {
             queries
                 .iter()
@@ -342,7 +363,11 @@ fn bench_short_shared_phrases(c: &mut Criterion) {
         })
     });
     g.finish();
-    assert_eq!(verdicts(&d), expected, "the same verdicts on every pass");
+    assert_eq!(
+        short_verdicts(d, queries),
+        expected,
+        "the same verdicts on every pass"
+    );
 }
 
 /// The template veto's sketch of a document's distinct part (the text without its repeated
@@ -484,6 +509,49 @@ fn bench_alignment(c: &mut Criterion) {
     g.finish();
 }
 
+/// 50,000 distinct lines of 30–140 characters of every corpus stored (a time segment's short
+/// texts in the engine's default mix at ~1 M documents), 400 further lines searched: most
+/// share a band with a few dozen stored lines (manuals' lines differ by a word or a number)
+/// and a third are near-duplicates of one. Sketches are made outside the timed loop. Checks
+/// that stored lines find themselves, that some queries match, and that the verdicts are the
+/// same on every pass.
+fn bench_short_corpus_lines(c: &mut Criterion) {
+    let lines = common::corpus_lines(30, 140);
+    if lines.len() < 50_400 {
+        return; // needs the corpora
+    }
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    let mut d = ShortTextDetector::new(fp, ShortTextOptions::default()).unwrap();
+    let stored = 50_000usize;
+    for (i, l) in lines[..stored].iter().enumerate() {
+        if let Ok(s) = d.sketch(l) {
+            d.insert(i as u32, s);
+        }
+    }
+    d.tidy(); // frozen band tables, as the engine's maintenance leaves them
+    for i in (0..stored).step_by(997) {
+        let q = d.sketch(&lines[i]).unwrap();
+        assert!(
+            d.find(&q).iter().any(|v| v.of == i as u32),
+            "line {i} finds itself"
+        );
+    }
+    let queries: Vec<_> = lines[stored..stored + 400]
+        .iter()
+        .map(|l| d.sketch(l).unwrap())
+        .collect();
+    let matched = short_verdicts(&d, &queries)
+        .iter()
+        .map(|v| v.0)
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    assert!(
+        matched >= 40,
+        "{matched} of 400 new lines matched a stored one"
+    );
+    time_finds(c, "find/corpus-lines-50k", 20, &d, &queries);
+}
+
 criterion_group!(
     benches,
     bench_minhash,
@@ -491,6 +559,7 @@ criterion_group!(
     bench_imatch_exact,
     bench_short,
     bench_short_shared_phrases,
+    bench_short_corpus_lines,
     bench_veto,
     bench_alignment
 );

@@ -66,3 +66,43 @@ pub fn corpus_texts(file: &str, min_len: usize, max_bytes: usize) -> Vec<String>
     }
     docs
 }
+
+/// The distinct lines of `min`–`max` characters (trimmed) of every corpus file, in a fixed
+/// shuffled order so that neighbouring lines do not come from one page; empty without the
+/// corpora. The engine benchmark's `NEARDUP_BENCH_SHORT=lines` documents and the short path's
+/// realistic benchmark.
+pub fn corpus_lines(min: usize, max: usize) -> Vec<String> {
+    let Some(dir) = corpora_dir() else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.ends_with(".jsonl") && !name.starts_with("pairs")
+        })
+        .collect();
+    files.sort();
+    let mut seen = std::collections::HashSet::new();
+    let mut lines = Vec::new();
+    for f in files {
+        for l in std::fs::read_to_string(&f).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(l).expect("corpus line is JSON");
+            for line in v["text"].as_str().unwrap_or_default().split('\n') {
+                let line = line.trim();
+                if (min..=max).contains(&line.chars().count()) && seen.insert(line.to_string()) {
+                    lines.push(line.to_string());
+                }
+            }
+        }
+    }
+    let mut keyed: Vec<(u64, String)> = lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| (neardup::index::random::SplitMix64::new(i as u64).next(), l))
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, l)| l).collect()
+}

@@ -33,14 +33,16 @@ pub fn contained_similarity(short: &str, long: &str) -> f64 {
 pub fn contained_similarity_at_least(short: &str, long: &str, min: f64) -> Option<f64> {
     let s: Vec<char> = short.chars().collect();
     let l: Vec<char> = long.chars().collect();
-    contained_at_least(&s, &l, None, min, &mut Scratch::default())
+    contained_at_least(&s, &l, Prepared::default(), min, &mut Scratch::default())
 }
 
 /// Buffers reused by [`contained_at_least`] from one pair to the next (a decision checks up
 /// to hundreds of candidates against one text).
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
-    counts: Vec<(u32, u32)>,
+    counts: Counts<u32>,
+    work: Vec<u32>,
+    seen: Vec<u64>,
     trigrams: Vec<u64>,
     index: std::collections::HashMap<char, usize, crate::hash::FastBuild>,
     pattern: Vec<char>,
@@ -50,9 +52,9 @@ pub(crate) struct Scratch {
     mv: Vec<u64>,
 }
 
-/// The 3-grams of `l`, sorted: what the q-gram bound looks `s`'s 3-grams up in (computed once
-/// when one text is the longer side of many pairs).
-pub(crate) fn sorted_trigrams(l: &[char], out: &mut Vec<u64>) {
+/// The 3-grams of `l`, sorted: what the q-gram bound looks `s`'s 3-grams up in when neither
+/// side is [`Prepared`].
+fn sorted_trigrams(l: &[char], out: &mut Vec<u64>) {
     out.clear();
     out.extend(l.windows(3).map(trigram));
     out.sort_unstable();
@@ -62,12 +64,167 @@ fn trigram(w: &[char]) -> u64 {
     (w[0] as u64) << 42 | (w[1] as u64) << 21 | w[2] as u64
 }
 
-/// [`contained_similarity_at_least`] of `s` inside `l` given as characters; `l_trigrams`, when
-/// given, is [`sorted_trigrams`] of `l`. The same answer, without allocating per pair.
+/// What is known beforehand of a side of a pair when one text is checked against many: the
+/// answers are the same with or without it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Prepared<'a> {
+    /// [`TextGrams::of`] `s`.
+    pub(crate) s: Option<&'a TextGrams>,
+    /// [`TextGrams::of`] `l`.
+    pub(crate) l: Option<&'a TextGrams>,
+}
+
+/// What the linear bounds read of a text that is a side of many pairs, made once: its
+/// characters' counts and its 3-grams'.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TextGrams {
+    chars: Counts<u32>,
+    trigrams: Counts<u64>,
+}
+
+impl TextGrams {
+    pub(crate) fn of(text: &[char]) -> TextGrams {
+        let mut g = TextGrams::default();
+        g.chars.reset(text.iter().map(|&c| c as u32));
+        g.trigrams.reset(text.windows(3).map(trigram));
+        g
+    }
+}
+
+/// A key of a [`Counts`] table: a character's code point, or a [`trigram`].
+trait Key: Copy + Eq {
+    /// No key (an empty slot): no code point is `u32::MAX`, and a 3-gram packs three 21-bit
+    /// code points, so its top bit is clear.
+    const NONE: Self;
+    /// The most bits of a table's slot numbers (every code point fits twice over in 2^22).
+    const MAX_BITS: u32;
+    /// The key's slot among 2^`bits`.
+    fn slot(self, bits: u32) -> usize;
+}
+
+impl Key for u32 {
+    const NONE: u32 = u32::MAX;
+    const MAX_BITS: u32 = 22;
+    #[inline]
+    fn slot(self, bits: u32) -> usize {
+        (self.wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize
+    }
+}
+
+impl Key for u64 {
+    const NONE: u64 = u64::MAX;
+    const MAX_BITS: u32 = 40;
+    #[inline]
+    fn slot(self, bits: u32) -> usize {
+        (self.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    }
+}
+
+/// Keys with how often each occurs: an open-addressed table (linear probing, at most half
+/// full) from a key to its place in `counts`. Made once when a text is a side of many pairs;
+/// each pair then copies only the counts.
+#[derive(Debug, Clone, Default)]
+struct Counts<K> {
+    /// Per slot: a key (`K::NONE`: none) and its place in `counts`.
+    slots: Vec<(K, u32)>,
+    bits: u32,
+    /// How often each distinct key occurs.
+    counts: Vec<u32>,
+}
+
+impl<K: Key> Counts<K> {
+    /// Makes this the counts of `keys`, reusing its buffers.
+    fn reset(&mut self, keys: impl ExactSizeIterator<Item = K>) {
+        self.bits = (2 * keys.len())
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(4, K::MAX_BITS);
+        self.slots.clear();
+        self.slots.resize(1 << self.bits, (K::NONE, 0));
+        self.counts.clear();
+        let mask = (1usize << self.bits) - 1;
+        for key in keys {
+            let mut i = key.slot(self.bits);
+            loop {
+                let (d, k) = self.slots[i];
+                if d == key {
+                    self.counts[k as usize] += 1;
+                    break;
+                }
+                if d == K::NONE {
+                    self.slots[i] = (key, self.counts.len() as u32);
+                    self.counts.push(1);
+                    break;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+    }
+
+    /// `key`'s place in `counts`, if the text has it.
+    #[inline]
+    fn find(&self, key: K) -> Option<usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = key.slot(self.bits);
+        loop {
+            let (d, k) = self.slots[i];
+            if d == key {
+                return Some(k as usize);
+            }
+            if d == K::NONE {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
+impl Counts<u32> {
+    /// How many of this text's characters have no partner in `l` (see [`missing_at_least`]),
+    /// or, once fewer than `floor` are left without one, some number below `floor` (the count
+    /// stops there). `work` holds the counts left.
+    fn missing_in(&self, l: &[char], floor: usize, work: &mut Vec<u32>) -> usize {
+        work.clear();
+        work.extend_from_slice(&self.counts);
+        let mut missing: usize = self.counts.iter().map(|&n| n as usize).sum();
+        if missing < floor {
+            return missing;
+        }
+        for &c in l {
+            if let Some(k) = self.find(c as u32) {
+                if work[k] > 0 {
+                    work[k] -= 1;
+                    missing -= 1;
+                    if missing < floor {
+                        return missing;
+                    }
+                }
+            }
+        }
+        missing
+    }
+
+    /// How many characters of `s` have no partner in this text (exactly).
+    fn missing_of(&self, s: &[char], work: &mut Vec<u32>) -> usize {
+        work.clear();
+        work.extend_from_slice(&self.counts);
+        let mut missing = 0;
+        for &c in s {
+            match self.find(c as u32) {
+                Some(k) if work[k] > 0 => work[k] -= 1,
+                _ => missing += 1,
+            }
+        }
+        missing
+    }
+}
+
+/// [`contained_similarity_at_least`] of `s` inside `l` given as characters, with what is
+/// [`Prepared`] of them. The same answer, without allocating per pair.
 pub(crate) fn contained_at_least(
     s: &[char],
     l: &[char],
-    l_trigrams: Option<&[u64]>,
+    prep: Prepared,
     min: f64,
     scratch: &mut Scratch,
 ) -> Option<f64> {
@@ -75,10 +232,10 @@ pub(crate) fn contained_at_least(
         return (min <= 0.0).then_some(0.0);
     }
     let budget = budget(s.len(), min);
-    if missing_at_least(s, l, budget + 1, &mut scratch.counts) {
+    if missing_down_to(s, l, budget + 1, prep, scratch) > budget {
         return None;
     }
-    aligned_at_least(s, l, l_trigrams, min, scratch)
+    aligned_at_least(s, l, prep, min, scratch)
 }
 
 /// The most edits a score of `min` allows a text of `n` characters.
@@ -90,24 +247,12 @@ pub(crate) fn budget(n: usize, min: f64) -> usize {
 fn aligned_at_least(
     s: &[char],
     l: &[char],
-    l_trigrams: Option<&[u64]>,
+    prep: Prepared,
     min: f64,
     scratch: &mut Scratch,
 ) -> Option<f64> {
     let budget = budget(s.len(), min);
-    let refused = match l_trigrams {
-        Some(t) => too_few_shared_trigrams(s, l, t, budget),
-        None => {
-            let mut t = std::mem::take(&mut scratch.trigrams);
-            if trigram_bound_applies(s, l, budget) {
-                sorted_trigrams(l, &mut t);
-            }
-            let refused = too_few_shared_trigrams(s, l, &t, budget);
-            scratch.trigrams = t;
-            refused
-        }
-    };
-    if refused {
+    if too_few_shared_trigrams(s, l, prep, budget, scratch) {
         return None;
     }
     let d = semi_global_distance(s, l, scratch);
@@ -122,22 +267,22 @@ fn aligned_at_least(
 pub(crate) fn contained_with_edge_at_least(
     s: &[char],
     l: &[char],
-    l_trigrams: Option<&[u64]>,
+    prep: Prepared,
     edge: usize,
     min: f64,
     scratch: &mut Scratch,
 ) -> Option<(f64, usize)> {
     let edge = edge.min(s.len().saturating_sub(1));
     if s.is_empty() || edge == 0 {
-        return contained_at_least(s, l, l_trigrams, min, scratch).map(|x| (x, 0));
+        return contained_at_least(s, l, prep, min, scratch).map(|x| (x, 0));
     }
     // One count of the characters without a partner bounds both: the whole alignment allows
     // `budget` of them, a trim only the characters it leaves out (what remains occurs
     // verbatim).
     let whole = budget(s.len(), min);
-    let missing = missing_down_to(s, l, whole.min(edge) + 1, &mut scratch.counts);
+    let missing = missing_down_to(s, l, whole.min(edge) + 1, prep, scratch);
     if missing <= whole {
-        if let Some(score) = aligned_at_least(s, l, l_trigrams, min, scratch) {
+        if let Some(score) = aligned_at_least(s, l, prep, min, scratch) {
             return Some((score, 0));
         }
     }
@@ -149,7 +294,11 @@ pub(crate) fn contained_with_edge_at_least(
     let n = s.len();
     if n > 2 * edge {
         let middle = &s[edge..(edge + 4).min(n - edge)];
-        if !l.windows(middle.len()).any(|w| w == middle) {
+        let (first, rest) = (middle[0], &middle[1..]);
+        let occurs = l
+            .windows(middle.len())
+            .any(|w| w[0] == first && w[1..].iter().zip(rest).all(|(a, b)| a == b));
+        if !occurs {
             return None;
         }
     }
@@ -278,20 +427,56 @@ fn semi_global_distance(s: &[char], l: &[char], scratch: &mut Scratch) -> usize 
 
 /// The q-gram lemma for q = 3: an edit touches at most three of `s`'s character 3-grams, so
 /// if `s` lies inside `l` within `budget` edits, at least `|s| − 2 − 3·budget` of its 3-grams
-/// (by position) occur in `l`. Whether fewer do — then the alignment cannot succeed. Linear
-/// up to a sort of `l`'s 3-grams.
-/// `theirs` is [`sorted_trigrams`] of `l` (read only when the bound applies:
-/// [`trigram_bound_applies`]).
-fn too_few_shared_trigrams(s: &[char], l: &[char], theirs: &[u64], budget: usize) -> bool {
+/// (by position) occur in `l`. Whether fewer do — then the alignment cannot succeed. Linear:
+/// by either side's prepared [`TextGrams`], else by `l`'s 3-grams sorted.
+fn too_few_shared_trigrams(
+    s: &[char],
+    l: &[char],
+    prep: Prepared,
+    budget: usize,
+    scratch: &mut Scratch,
+) -> bool {
     if !trigram_bound_applies(s, l, budget) {
         return false;
     }
-    let need = (s.len() as i64 - 2) - 3 * budget as i64;
-    let shared = s
-        .windows(3)
-        .filter(|w| theirs.binary_search(&trigram(w)).is_ok())
-        .count();
-    (shared as i64) < need
+    let need = ((s.len() - 2) - 3 * budget) as u64;
+    if let Some(g) = prep.s {
+        // `s`'s 3-grams that `l` has, each counted at all its positions once `l` shows it.
+        let t = &g.trigrams;
+        let seen = &mut scratch.seen;
+        seen.clear();
+        seen.resize(t.counts.len().div_ceil(64), 0);
+        let mut shared = 0u64;
+        for w in l.windows(3) {
+            if let Some(k) = t.find(trigram(w)) {
+                if seen[k / 64] >> (k % 64) & 1 == 0 {
+                    seen[k / 64] |= 1 << (k % 64);
+                    shared += u64::from(t.counts[k]);
+                    if shared >= need {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+    let shared = match prep.l {
+        Some(g) => s
+            .windows(3)
+            .filter(|w| g.trigrams.find(trigram(w)).is_some())
+            .count(),
+        None => {
+            let mut theirs = std::mem::take(&mut scratch.trigrams);
+            sorted_trigrams(l, &mut theirs);
+            let shared = s
+                .windows(3)
+                .filter(|w| theirs.binary_search(&trigram(w)).is_ok())
+                .count();
+            scratch.trigrams = theirs;
+            shared
+        }
+    };
+    (shared as u64) < need
 }
 
 /// Whether the q-gram bound can refuse anything: `s` needs at least one shared 3-gram.
@@ -304,55 +489,29 @@ fn trigram_bound_applies(s: &[char], l: &[char], budget: usize) -> bool {
 /// character of `l` stands for at most one of `s`), so their count bounds the distance from
 /// below. Linear, where the alignment is quadratic: most candidate pairs that are not
 /// contained are refused here.
-fn missing_at_least(s: &[char], l: &[char], floor: usize, table: &mut Vec<(u32, u32)>) -> bool {
-    floor <= s.len() && missing_down_to(s, l, floor, table) >= floor
+#[cfg(test)]
+fn missing_at_least(s: &[char], l: &[char], floor: usize, scratch: &mut Scratch) -> bool {
+    floor <= s.len() && missing_down_to(s, l, floor, Prepared::default(), scratch) >= floor
 }
 
 /// How many characters of `s` have no partner in `l` (see [`missing_at_least`]), or, once
-/// fewer than `floor` are left without one, some number below `floor` (the count stops there).
-fn missing_down_to(s: &[char], l: &[char], floor: usize, table: &mut Vec<(u32, u32)>) -> usize {
-    // The characters of `s` with their counts, in an open-addressed table (linear probing,
-    // at most half full — 2^22 slots hold every code point twice over; `EMPTY` is no
-    // character).
-    const EMPTY: u32 = u32::MAX;
-    let bits = (2 * s.len())
-        .next_power_of_two()
-        .trailing_zeros()
-        .clamp(4, 22);
-    let mask = (1usize << bits) - 1;
-    let slot_of = |c: u32| (c.wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize;
-    table.clear();
-    table.resize(mask + 1, (EMPTY, 0u32));
-    for &c in s {
-        let mut i = slot_of(c as u32);
-        while table[i].0 != EMPTY && table[i].0 != c as u32 {
-            i = (i + 1) & mask;
-        }
-        table[i] = (c as u32, table[i].1 + 1);
+/// fewer than `floor` are left without one, some number below `floor` (the count may stop
+/// there). Counts by whichever side's character counts (its [`TextGrams`]) `prep` holds, else by `s`'s.
+fn missing_down_to(
+    s: &[char],
+    l: &[char],
+    floor: usize,
+    prep: Prepared,
+    scratch: &mut Scratch,
+) -> usize {
+    if let Some(g) = prep.s {
+        return g.chars.missing_in(l, floor, &mut scratch.work);
     }
-    // Characters of `s` not yet given a partner.
-    let mut missing = s.len();
-    for &c in l {
-        let mut i = slot_of(c as u32);
-        loop {
-            let (d, n) = &mut table[i];
-            if *d == c as u32 {
-                if *n > 0 {
-                    *n -= 1;
-                    missing -= 1;
-                    if missing < floor {
-                        return missing;
-                    }
-                }
-                break;
-            }
-            if *d == EMPTY {
-                break;
-            }
-            i = (i + 1) & mask;
-        }
+    if let Some(g) = prep.l {
+        return g.chars.missing_of(s, &mut scratch.work);
     }
-    missing
+    scratch.counts.reset(s.iter().map(|&c| c as u32));
+    scratch.counts.missing_in(l, floor, &mut scratch.work)
 }
 
 #[cfg(test)]
@@ -387,23 +546,47 @@ mod tests {
             .collect();
         let scratch = &mut Scratch::default();
         assert_eq!(
-            contained_with_edge_at_least(&quote, &original, None, 0, 0.9, scratch),
+            contained_with_edge_at_least(&quote, &original, Prepared::default(), 0, 0.9, scratch),
             None
         );
         let (score, left_out) =
-            contained_with_edge_at_least(&quote, &original, None, 4, 0.9, scratch).unwrap();
+            contained_with_edge_at_least(&quote, &original, Prepared::default(), 4, 0.9, scratch)
+                .unwrap();
         assert_eq!((score, left_out), (1.0 - 3.0 / quote.len() as f64, 3));
     }
 
-    fn trigrams_of(l: &[char]) -> Vec<u64> {
-        let mut t = Vec::new();
-        sorted_trigrams(l, &mut t);
-        t
+    /// What [`Prepared`] can hold of a pair: nothing, `s`'s grams, or `l`'s.
+    struct Ways {
+        s: Option<TextGrams>,
+        l: Option<TextGrams>,
+    }
+
+    impl Ways {
+        fn get(&self) -> Prepared<'_> {
+            Prepared {
+                s: self.s.as_ref(),
+                l: self.l.as_ref(),
+            }
+        }
+    }
+
+    fn prepared_ways(s: &[char], l: &[char]) -> Vec<Ways> {
+        vec![
+            Ways { s: None, l: None },
+            Ways {
+                s: Some(TextGrams::of(s)),
+                l: None,
+            },
+            Ways {
+                s: None,
+                l: Some(TextGrams::of(l)),
+            },
+        ]
     }
 
     proptest! {
-        /// One scratch reused over many pairs, with and without the longer text's 3-grams
-        /// given, answers what each pair alone answers.
+        /// One scratch reused over many pairs, with and without the longer text's 3-grams and
+        /// either side's character counts given, answers what each pair alone answers.
         #[test]
         fn reused_scratch_and_given_trigrams_answer_as_alone(
             pairs in proptest::collection::vec(("[a-d中文]{0,70}", "[a-e中]{0,140}"), 1..8),
@@ -414,9 +597,9 @@ mod tests {
                 let sc: Vec<char> = s.chars().collect();
                 let lc: Vec<char> = l.chars().collect();
                 let alone = contained_similarity_at_least(s, l, min);
-                prop_assert_eq!(contained_at_least(&sc, &lc, None, min, &mut scratch), alone);
-                let t = trigrams_of(&lc);
-                prop_assert_eq!(contained_at_least(&sc, &lc, Some(&t), min, &mut scratch), alone);
+                for prep in prepared_ways(&sc, &lc) {
+                    prop_assert_eq!(contained_at_least(&sc, &lc, prep.get(), min, &mut scratch), alone);
+                }
             }
         }
 
@@ -436,8 +619,10 @@ mod tests {
                 None => (1..=e).find(|&k| l.contains(&s[k..]) || l.contains(&s[..s.len() - k]))
                     .map(|k| (1.0 - k as f64 / sc.len() as f64, k)),
             };
-            let got = contained_with_edge_at_least(&sc, &lc, None, edge, min, &mut Scratch::default());
-            prop_assert_eq!(got, want);
+            for prep in prepared_ways(&sc, &lc) {
+                let got = contained_with_edge_at_least(&sc, &lc, prep.get(), edge, min, &mut Scratch::default());
+                prop_assert_eq!(got, want);
+            }
         }
 
         /// The bit-parallel columns give the table's distance, for texts of one block and of
@@ -468,8 +653,8 @@ mod tests {
             let sc: Vec<char> = s.chars().collect();
             let lc: Vec<char> = l.chars().collect();
             let d = ((1.0 - contained_similarity(&s, &l)) * sc.len() as f64).round() as usize;
-            prop_assert!(!missing_at_least(&sc, &lc, d + 1, &mut Vec::new()));
-            prop_assert!(missing_at_least(&sc, &lc, 0, &mut Vec::new()));
+            prop_assert!(!missing_at_least(&sc, &lc, d + 1, &mut Scratch::default()));
+            prop_assert!(missing_at_least(&sc, &lc, 0, &mut Scratch::default()));
         }
 
         /// The count of characters without a partner is what counting with a map gives, at
@@ -491,7 +676,16 @@ mod tests {
                 }
             }
             for floor in 0..=s.len() + 1 {
-                prop_assert_eq!(missing_at_least(&s, &l, floor, &mut Vec::new()), missing >= floor, "floor {}", floor);
+                prop_assert_eq!(missing_at_least(&s, &l, floor, &mut Scratch::default()), missing >= floor, "floor {}", floor);
+                // Counted by either side's prepared counts, one scratch reused.
+                let scratch = &mut Scratch::default();
+                for prep in prepared_ways(&s, &l) {
+                    let n = missing_down_to(&s, &l, floor, prep.get(), scratch);
+                    prop_assert_eq!(n >= floor, missing >= floor, "floor {}", floor);
+                    if n >= floor {
+                        prop_assert_eq!(n, missing);
+                    }
+                }
             }
         }
 
@@ -504,7 +698,9 @@ mod tests {
             let l = if cut < sc.len() { format!("{l}{}", &s[cut..]) } else { l };
             let lc: Vec<char> = l.chars().collect();
             let d = ((1.0 - contained_similarity(&s, &l)) * sc.len() as f64).round() as usize;
-            prop_assert!(!too_few_shared_trigrams(&sc, &lc, &trigrams_of(&lc), d));
+            for prep in prepared_ways(&sc, &lc) {
+                prop_assert!(!too_few_shared_trigrams(&sc, &lc, prep.get(), d, &mut Scratch::default()));
+            }
         }
 
         /// A text is wholly contained in anything that holds it verbatim.

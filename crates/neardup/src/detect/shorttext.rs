@@ -294,7 +294,7 @@ pub fn contained_with_edge(
     crate::detect::alignment::contained_with_edge_at_least(
         &s,
         &l,
-        None,
+        Default::default(),
         edge,
         opts.threshold,
         scratch,
@@ -431,9 +431,9 @@ pub struct ShortTextDetector {
     /// Where each slot's text ends in `arena`.
     ends: Vec<u64>,
     meta: Vec<Meta>,
-    /// Per slot: [`confirm::CharSet::of`] its text (apart from `meta`: read only for the
+    /// Per slot: [`confirm::GramSet::of`] its text (apart from `meta`: read only for the
     /// candidates that pass the checks on lengths).
-    sets: Vec<confirm::CharSet>,
+    sets: Vec<confirm::GramSet>,
 }
 
 impl ShortTextDetector {
@@ -632,9 +632,17 @@ impl Detector for ShortTextDetector {
                 neardup_index::prefetch(self.ends.as_ptr().wrapping_add(ahead as usize));
             }
         };
+        // And the text's first bytes half as far ahead (its bounds are in cache by then).
+        let prefetch_text = |k: usize| {
+            if let Some(&ahead) = candidates.get(k) {
+                neardup_index::prefetch(self.text_bytes(ahead as usize).as_ptr());
+            }
+        };
         (0..PREFETCH_AHEAD).for_each(prefetch);
+        (0..PREFETCH_AHEAD / 2).for_each(prefetch_text);
         for (k, &slot) in candidates.iter().enumerate() {
             prefetch(k + PREFETCH_AHEAD);
+            prefetch_text(k + PREFETCH_AHEAD / 2);
             let i = slot as usize;
             let meta = self.meta[i];
             let beyond_measure = my_letters.max(meta.letters) > measure_reach;
@@ -650,6 +658,7 @@ impl Detector for ShortTextDetector {
                 set: &self.sets[i],
                 han: meta.han,
                 absent: Default::default(),
+                decoded: Default::default(),
             };
             // dist ≥ |la − lb|, so the Levenshtein similarity is at most min/max.
             let (lo, hi) = (
@@ -702,7 +711,7 @@ impl Detector for ShortTextDetector {
             digits: confirm::runs_digest(&s.text),
             han: s.han,
         });
-        self.sets.push(confirm::CharSet::of(&s.text));
+        self.sets.push(confirm::GramSet::of(&s.text, s.han));
     }
 
     fn heap_bytes(&self) -> usize {
@@ -711,7 +720,7 @@ impl Detector for ShortTextDetector {
             + self.arena.heap_bytes()
             + self.ends.capacity() * 8
             + self.meta.capacity() * std::mem::size_of::<Meta>()
-            + self.sets.capacity() * std::mem::size_of::<confirm::CharSet>()
+            + self.sets.capacity() * std::mem::size_of::<confirm::GramSet>()
     }
 }
 

@@ -1,9 +1,12 @@
 //! Confirming one short text's candidates. A decision checks up to
 //! [`MAX_CONFIRMED`](super::MAX_CONFIRMED) stored texts against one text, so the text's side of
-//! every check is prepared once ([`Query`]): its characters, its runs of digits and their
-//! digest, rapidfuzz's bit pattern of it for Levenshtein (with the threshold as a cutoff, so a
-//! distant pair stops early), and, when it is the longer side of a containment, its sorted
-//! 3-grams. Each candidate then costs only its own side.
+//! every check is prepared once ([`Query`]): its characters, the buckets of its characters and
+//! character pairs, its runs of digits and their digest, rapidfuzz's bit pattern of it for
+//! Levenshtein (with the threshold as a cutoff, so a distant pair stops early), and, once a
+//! containment reads them, the counts of its characters and 3-grams that the alignment's
+//! linear bounds look up. Each candidate then costs only its own side: most are refused by
+//! their 32-byte [`GramSet`] before their text is read, and a text that is read is decoded
+//! once.
 //!
 //! Invariant: every answer equals the pairwise definitions' — [`similarity`](super::similarity)
 //! at or above the threshold, [`same_numbers`](super::same_numbers) and
@@ -12,7 +15,7 @@
 use rapidfuzz::distance::levenshtein::{Args, BatchComparator};
 
 use super::{digit_runs, ContainmentOptions, Measure, ShortSketch};
-use crate::detect::alignment::{self, Scratch};
+use crate::detect::alignment::{self, Prepared, Scratch, TextGrams};
 use crate::hash::xxh3;
 
 /// A digest of a text's runs of digits, in order: 0 when it has none; otherwise never 0, and
@@ -31,22 +34,45 @@ pub(super) fn runs_digest(text: &str) -> u32 {
     }
 }
 
-/// Which of 256 buckets a text's characters fall in (a character's bucket: the top byte of
-/// its code point times a golden-ratio constant). Kept for every stored text (32 B), so that
-/// most candidates are refused before their text is read: a character of one text whose
-/// bucket the other lacks has no partner there, and every such character costs an edit.
+/// Which of 256 buckets a text's grams fall in: its characters when it is Han-heavy, its
+/// character pairs otherwise (an alphabet's letters fill nearly every character bucket, so
+/// they would refuse nothing). Kept for every stored text (32 B), so that most candidates are
+/// refused before their text is read: a gram of one text whose bucket the other text lacks
+/// does not occur there, and each edit removes at most one character, or two pairs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct CharSet([u64; 4]);
+pub(super) struct GramSet([u64; 4]);
 
+/// A character's bucket: its code point times a golden-ratio constant, top byte.
 fn bucket(c: char) -> u8 {
     ((c as u32).wrapping_mul(0x9E37_79B1) >> 24) as u8
 }
 
-impl CharSet {
-    pub(super) fn of(text: &str) -> CharSet {
-        let mut set = CharSet::default();
-        for c in text.chars() {
-            let b = bucket(c);
+/// A character pair's bucket.
+fn pair_bucket(a: char, b: char) -> u8 {
+    ((a as u32).wrapping_mul(0x9E37_79B1).rotate_left(13) ^ b as u32)
+        .wrapping_mul(0x85EB_CA77)
+        .wrapping_shr(24) as u8
+}
+
+/// The buckets of `chars`' pairs, in order.
+fn pair_buckets(chars: &[char]) -> impl Iterator<Item = u8> + '_ {
+    chars.windows(2).map(|w| pair_bucket(w[0], w[1]))
+}
+
+impl GramSet {
+    /// The set a stored text keeps: of its characters when `han`, else of its pairs.
+    pub(super) fn of(text: &str, han: bool) -> GramSet {
+        if han {
+            GramSet::from_buckets(text.chars().map(bucket))
+        } else {
+            let chars: Vec<char> = text.chars().collect();
+            GramSet::from_buckets(pair_buckets(&chars))
+        }
+    }
+
+    fn from_buckets(buckets: impl Iterator<Item = u8>) -> GramSet {
+        let mut set = GramSet::default();
+        for b in buckets {
             set.0[usize::from(b >> 6)] |= 1 << (b & 63);
         }
         set
@@ -55,6 +81,75 @@ impl CharSet {
     fn has(&self, b: u8) -> bool {
         self.0[usize::from(b >> 6)] >> (b & 63) & 1 == 1
     }
+
+    /// How many of this set's buckets `other` lacks: at most as many as this text's grams
+    /// (by position) that do not occur in `other`'s text (each such bucket holds one at least).
+    fn lacked_by(&self, other: &GramSet) -> usize {
+        (0..4)
+            .map(|i| (self.0[i] & !other.0[i]).count_ones() as usize)
+            .sum()
+    }
+}
+
+/// Decodes UTF-8 `bytes` into `out` (cleared first), checking them as it goes: `false`, with
+/// `out` empty, if they are not UTF-8. One pass where checking and then decoding take two.
+fn decode_into(bytes: &[u8], out: &mut Vec<char>) -> bool {
+    out.clear();
+    out.reserve(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b0 = bytes[i];
+        if b0 < 0x80 {
+            out.push(char::from(b0));
+            i += 1;
+            continue;
+        }
+        // Three bytes (the CJK ideographs and punctuation), checked at once.
+        if let [0xE0..=0xEF, b1, b2, ..] = bytes[i..] {
+            if b1 & 0xC0 == 0x80 && b2 & 0xC0 == 0x80 {
+                let cp =
+                    u32::from(b0 & 0x0F) << 12 | u32::from(b1 & 0x3F) << 6 | u32::from(b2 & 0x3F);
+                if cp >= 0x800 {
+                    if let Some(c) = char::from_u32(cp) {
+                        out.push(c);
+                        i += 3;
+                        continue;
+                    }
+                }
+            }
+        }
+        let (len, least, first) = match b0 {
+            0xC2..=0xDF => (2, 0x80, b0 & 0x1F),
+            0xE0..=0xEF => (3, 0x800, b0 & 0x0F),
+            0xF0..=0xF4 => (4, 0x1_0000, b0 & 0x07),
+            _ => {
+                out.clear();
+                return false;
+            }
+        };
+        let Some(rest) = bytes.get(i + 1..i + len) else {
+            out.clear();
+            return false;
+        };
+        let mut cp = u32::from(first);
+        for &b in rest {
+            if b & 0xC0 != 0x80 {
+                out.clear();
+                return false;
+            }
+            cp = cp << 6 | u32::from(b & 0x3F);
+        }
+        // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
+        match char::from_u32(cp).filter(|_| cp >= least) {
+            Some(c) => out.push(c),
+            None => {
+                out.clear();
+                return false;
+            }
+        }
+        i += len;
+    }
+    true
 }
 
 /// A stored text as the checks read it.
@@ -68,12 +163,14 @@ pub(super) struct Stored<'a> {
     pub(super) chars: u32,
     /// [`runs_digest`] of it.
     pub(super) digits: u32,
-    /// [`CharSet::of`] it.
-    pub(super) set: &'a CharSet,
+    /// [`GramSet::of`] it (of its characters when `han`, else of its pairs).
+    pub(super) set: &'a GramSet,
     /// Whether it is Han-heavy.
     pub(super) han: bool,
     /// [`Query::absent_from`] it, once asked.
     pub(super) absent: std::cell::Cell<Option<usize>>,
+    /// Whether the query's `theirs` holds its characters.
+    pub(super) decoded: std::cell::Cell<bool>,
 }
 
 impl<'a> Stored<'a> {
@@ -91,46 +188,89 @@ pub(super) struct Query<'a> {
     chars: Vec<char>,
     /// The bucket of each of its characters.
     buckets: Vec<u8>,
-    /// [`CharSet::of`] it.
-    set: CharSet,
+    /// The bucket of each of its character pairs.
+    pair_buckets: Vec<u8>,
+    /// The set of its characters' buckets.
+    set: GramSet,
+    /// The set of its pairs' buckets.
+    pair_set: GramSet,
     runs: Vec<&'a str>,
     digits: u32,
     levenshtein: Option<BatchComparator<char>>,
-    /// Sorted 3-grams of the text, made the first time it is the longer side.
-    trigrams: Option<Vec<u64>>,
-    /// The candidate's characters (reused).
+    /// The candidate's characters (reused; see [`Stored::decoded`]).
     theirs: Vec<char>,
+    /// [`TextGrams::of`] the text, made the first time a containment check reads it.
+    grams: Option<TextGrams>,
     scratch: Scratch,
 }
 
 impl<'a> Query<'a> {
     pub(super) fn new(s: &'a ShortSketch, measure: Measure) -> Query<'a> {
         let runs: Vec<&str> = digit_runs(&s.text).collect();
-        Query {
+        let mut q = Query {
             s,
-            chars: s.text.chars().collect(),
-            buckets: s.text.chars().map(bucket).collect(),
-            set: CharSet::of(&s.text),
+            chars: {
+                let mut v = Vec::with_capacity(s.chars as usize);
+                v.extend(s.text.chars());
+                v
+            },
+            buckets: {
+                let mut v = Vec::with_capacity(s.chars as usize);
+                v.extend(s.text.chars().map(bucket));
+                v
+            },
+            pair_buckets: Vec::new(),
+            set: GramSet::default(),
+            pair_set: GramSet::default(),
             digits: runs_digest(&s.text),
             runs,
             levenshtein: (measure == Measure::Levenshtein)
                 .then(|| BatchComparator::new(s.text.chars())),
-            trigrams: None,
             theirs: Vec::new(),
+            grams: None,
             scratch: Scratch::default(),
-        }
+        };
+        q.pair_buckets = pair_buckets(&q.chars).collect();
+        q.set = GramSet::from_buckets(q.buckets.iter().copied());
+        q.pair_set = GramSet::from_buckets(q.pair_buckets.iter().copied());
+        q
     }
 
-    /// How many of the text's characters have no partner in `other` by its [`CharSet`]: at
-    /// most as many as have none by the characters themselves, so a lower bound on the edits
-    /// between the two and on those that put the text inside `other`.
+    /// Edits at least between the text and `other`, and at least to put the text inside
+    /// `other`, by `other`'s [`GramSet`]: the text's characters (or pairs) whose bucket it
+    /// lacks have no partner there (an edit removes one character, or two pairs).
     pub(super) fn absent_from(&self, other: &Stored) -> usize {
         if let Some(n) = other.absent.get() {
             return n;
         }
-        let n = self.buckets.iter().filter(|&&b| !other.set.has(b)).count();
+        let n = if other.han {
+            self.buckets.iter().filter(|&&b| !other.set.has(b)).count()
+        } else {
+            let pairs = self.pair_buckets.iter().filter(|&&b| !other.set.has(b));
+            pairs.count().div_ceil(2)
+        };
         other.absent.set(Some(n));
         n
+    }
+
+    /// Edits at least between `other` and the text, and at least to put `other` inside the
+    /// text: the buckets of `other`'s [`GramSet`] that the text lacks (32 bytes; its text not
+    /// read).
+    fn lacked(&self, other: &Stored) -> usize {
+        if other.han {
+            other.set.lacked_by(&self.set)
+        } else {
+            other.set.lacked_by(&self.pair_set).div_ceil(2)
+        }
+    }
+
+    /// Puts `other`'s characters in `theirs` unless they are there already (bytes that are not
+    /// UTF-8 read as an empty text, as [`Stored::text`] reads them).
+    fn decode_theirs(&mut self, other: &Stored) {
+        if !other.decoded.get() {
+            decode_into(other.bytes, &mut self.theirs);
+            other.decoded.set(true);
+        }
     }
 
     /// [`same_numbers`](super::same_numbers) of the text and `other`.
@@ -144,31 +284,38 @@ impl<'a> Query<'a> {
     /// [`similarity`](super::similarity) by `measure` (`n`: the n-gram size of the set
     /// measures) when at least `t`, else `None`.
     pub(super) fn similarity(
-        &self,
+        &mut self,
         measure: Measure,
         other: &Stored,
         n: usize,
         t: f64,
     ) -> Option<f64> {
         if self.levenshtein.is_some() {
-            // `1 − d / max(len)` with `d` at least the characters without a partner: the same
-            // float operations, monotone in `d`, so the true score is at most this one.
+            // `1 − d / max(len)` with `d` at least the characters of either text without a
+            // partner (by buckets: the other's lacked buckets first, 32 bytes, then this
+            // text's characters): the same float operations, monotone in `d`, so the true
+            // score is at most this one.
             let most = self.s.chars.max(other.chars) as f64;
-            if 1.0 - self.absent_from(other) as f64 / most < t {
+            if 1.0 - self.lacked(other) as f64 / most < t
+                || 1.0 - self.absent_from(other) as f64 / most < t
+            {
                 return None;
             }
         }
-        match &self.levenshtein {
-            // Identical texts (exact copies are common in deduplication) have similarity 1.
-            Some(_) if *self.s.text == *other.text() => Some(1.0),
-            Some(lev) => lev.normalized_similarity_with_args(
-                other.text().chars(),
-                &Args::default().score_cutoff(t),
-            ),
-            None => {
-                Some(super::similarity(measure, &self.s.text, other.text(), n)).filter(|&x| x >= t)
-            }
+        if self.levenshtein.is_none() {
+            return Some(super::similarity(measure, &self.s.text, other.text(), n))
+                .filter(|&x| x >= t);
         }
+        // Identical texts (exact copies are common in deduplication) have similarity 1.
+        if self.s.text.as_bytes() == other.bytes {
+            return Some(1.0);
+        }
+        self.decode_theirs(other);
+        let lev = self.levenshtein.as_ref().expect("Levenshtein measure");
+        lev.normalized_similarity_with_args(
+            self.theirs.iter().copied(),
+            &Args::default().score_cutoff(t),
+        )
     }
 
     /// [`containment`](super::containment) of the text and `other` (the shorter inside the
@@ -205,6 +352,10 @@ impl<'a> Query<'a> {
         if mine_inside && self.absent_from(other) > budget(self.chars.len()) {
             return None;
         }
+        // The other way, its lacked buckets first (32 bytes, its text not read).
+        if !mine_inside && self.lacked(other) > budget(other.chars as usize) {
+            return None;
+        }
         if numbers_must_match {
             let contained = if mine_inside {
                 self.digits == 0 || {
@@ -218,8 +369,7 @@ impl<'a> Query<'a> {
                 return None;
             }
         }
-        self.theirs.clear();
-        self.theirs.extend(other.text().chars());
+        self.decode_theirs(other);
         if !mine_inside {
             let absent = self.theirs.iter().filter(|&&c| !self.set.has(bucket(c)));
             if absent.count() > budget(self.theirs.len()) {
@@ -227,21 +377,18 @@ impl<'a> Query<'a> {
             }
         }
         let t = opts.threshold;
+        let chars = &self.chars;
+        let grams = Some(&*self.grams.get_or_insert_with(|| TextGrams::of(chars)));
         let found = if mine_inside {
             let e = edge(self.chars.len());
+            let prep = Prepared { s: grams, l: None };
             let s = &mut self.scratch;
-            alignment::contained_with_edge_at_least(&self.chars, &self.theirs, None, e, t, s)
+            alignment::contained_with_edge_at_least(&self.chars, &self.theirs, prep, e, t, s)
         } else {
-            let chars = &self.chars;
-            let trigrams = self.trigrams.get_or_insert_with(|| {
-                let mut v = Vec::new();
-                alignment::sorted_trigrams(chars, &mut v);
-                v
-            });
             alignment::contained_with_edge_at_least(
                 &self.theirs,
                 &self.chars,
-                Some(trigrams),
+                Prepared { s: None, l: grams },
                 edge(self.theirs.len()),
                 t,
                 &mut self.scratch,
@@ -267,7 +414,7 @@ mod tests {
         }
     }
 
-    fn stored<'a>(text: &'a str, set: &'a CharSet, han: bool) -> Stored<'a> {
+    fn stored<'a>(text: &'a str, set: &'a GramSet, han: bool) -> Stored<'a> {
         Stored {
             bytes: text.as_bytes(),
             text: Default::default(),
@@ -276,6 +423,7 @@ mod tests {
             set,
             han,
             absent: Default::default(),
+            decoded: Default::default(),
         }
     }
 
@@ -314,7 +462,7 @@ mod tests {
                     1 => q.chars().take(o.chars().count().min(40)).collect(),
                     _ => o.clone(),
                 };
-                let set = CharSet::of(&o);
+                let set = GramSet::of(&o, *other_han);
                 let st = stored(&o, &set, *other_han);
                 prop_assert_eq!(query.same_numbers(&st), same_numbers(&q, &o));
                 let want = Some(similarity(measure, &q, &o, 2)).filter(|&x| x >= t);
@@ -327,6 +475,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        /// Decoding while checking gives what checking and then decoding gives, on any bytes
+        /// (mostly UTF-8 with a byte changed, cut or added: overlong forms, surrogates, stray
+        /// continuation bytes, truncated sequences).
+        #[test]
+        fn decoding_checks_as_the_standard_library_does(
+            text in "\\PC{0,40}",
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+            how in 0u8..4,
+        ) {
+            let mut b = text.into_bytes();
+            match how {
+                0 => {}
+                1 if !b.is_empty() => { let i = at.index(b.len()); b[i] = byte; }
+                2 if !b.is_empty() => { let i = at.index(b.len()); b.truncate(i); }
+                _ => { let i = at.index(b.len() + 1); b.insert(i, byte); }
+            }
+            let want: Option<Vec<char>> = std::str::from_utf8(&b).ok().map(|s| s.chars().collect());
+            let mut out = vec!['x'];
+            let ok = decode_into(&b, &mut out);
+            prop_assert_eq!(ok, want.is_some());
+            prop_assert_eq!(out, want.unwrap_or_default());
+        }
+    }
+
+    #[test]
+    fn decoding_refuses_what_is_not_utf8() {
+        for bad in [
+            &b"\xC0\x80"[..],    // overlong NUL
+            b"\xE0\x80\x80",     // overlong
+            b"\xED\xA0\x80",     // a surrogate
+            b"\xF4\x90\x80\x80", // past U+10FFFF
+            b"\x80",             // a stray continuation byte
+            b"\xE4\xB8",         // cut short
+        ] {
+            assert!(!decode_into(bad, &mut Vec::new()), "{bad:?}");
+        }
+        let mut out = Vec::new();
+        assert!(decode_into("a中😀".as_bytes(), &mut out));
+        assert_eq!(out, ['a', '中', '😀']);
     }
 
     #[test]
