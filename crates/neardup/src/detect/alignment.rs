@@ -75,19 +75,27 @@ pub(crate) struct Prepared<'a> {
 }
 
 /// What the linear bounds read of a text that is a side of many pairs, made once: its
-/// characters' counts and its 3-grams'.
+/// characters' counts, and its 3-grams' once a pair gets as far as the 3-gram bound.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TextGrams {
     chars: Counts<u32>,
-    trigrams: Counts<u64>,
+    trigrams: std::cell::OnceCell<Counts<u64>>,
 }
 
 impl TextGrams {
     pub(crate) fn of(text: &[char]) -> TextGrams {
         let mut g = TextGrams::default();
         g.chars.reset(text.iter().map(|&c| c as u32));
-        g.trigrams.reset(text.windows(3).map(trigram));
         g
+    }
+
+    /// The counts of `text`'s 3-grams (`text` is the text these are the grams of).
+    fn trigrams(&self, text: &[char]) -> &Counts<u64> {
+        self.trigrams.get_or_init(|| {
+            let mut t = Counts::default();
+            t.reset(text.windows(3).map(trigram));
+            t
+        })
     }
 }
 
@@ -442,7 +450,7 @@ fn too_few_shared_trigrams(
     let need = ((s.len() - 2) - 3 * budget) as u64;
     if let Some(g) = prep.s {
         // `s`'s 3-grams that `l` has, each counted at all its positions once `l` shows it.
-        let t = &g.trigrams;
+        let t = g.trigrams(s);
         let seen = &mut scratch.seen;
         seen.clear();
         seen.resize(t.counts.len().div_ceil(64), 0);
@@ -463,7 +471,7 @@ fn too_few_shared_trigrams(
     let shared = match prep.l {
         Some(g) => s
             .windows(3)
-            .filter(|w| g.trigrams.find(trigram(w)).is_some())
+            .filter(|w| g.trigrams(l).find(trigram(w)).is_some())
             .count(),
         None => {
             let mut theirs = std::mem::take(&mut scratch.trigrams);

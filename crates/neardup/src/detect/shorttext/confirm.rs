@@ -188,12 +188,11 @@ pub(super) struct Query<'a> {
     chars: Vec<char>,
     /// The bucket of each of its characters.
     buckets: Vec<u8>,
-    /// The bucket of each of its character pairs.
-    pair_buckets: Vec<u8>,
+    /// The bucket of each of its character pairs and their set, made the first time a
+    /// candidate that is not Han-heavy is checked.
+    pairs: std::cell::OnceCell<(Vec<u8>, GramSet)>,
     /// The set of its characters' buckets.
     set: GramSet,
-    /// The set of its pairs' buckets.
-    pair_set: GramSet,
     runs: Vec<&'a str>,
     digits: u32,
     levenshtein: Option<BatchComparator<char>>,
@@ -219,9 +218,8 @@ impl<'a> Query<'a> {
                 v.extend(s.text.chars().map(bucket));
                 v
             },
-            pair_buckets: Vec::new(),
+            pairs: std::cell::OnceCell::new(),
             set: GramSet::default(),
-            pair_set: GramSet::default(),
             digits: runs_digest(&s.text),
             runs,
             levenshtein: (measure == Measure::Levenshtein)
@@ -230,10 +228,17 @@ impl<'a> Query<'a> {
             grams: None,
             scratch: Scratch::default(),
         };
-        q.pair_buckets = pair_buckets(&q.chars).collect();
         q.set = GramSet::from_buckets(q.buckets.iter().copied());
-        q.pair_set = GramSet::from_buckets(q.pair_buckets.iter().copied());
         q
+    }
+
+    /// Its pairs' buckets and their set.
+    fn pairs(&self) -> &(Vec<u8>, GramSet) {
+        self.pairs.get_or_init(|| {
+            let b: Vec<u8> = pair_buckets(&self.chars).collect();
+            let set = GramSet::from_buckets(b.iter().copied());
+            (b, set)
+        })
     }
 
     /// Edits at least between the text and `other`, and at least to put the text inside
@@ -246,7 +251,7 @@ impl<'a> Query<'a> {
         let n = if other.han {
             self.buckets.iter().filter(|&&b| !other.set.has(b)).count()
         } else {
-            let pairs = self.pair_buckets.iter().filter(|&&b| !other.set.has(b));
+            let pairs = self.pairs().0.iter().filter(|&&b| !other.set.has(b));
             pairs.count().div_ceil(2)
         };
         other.absent.set(Some(n));
@@ -260,7 +265,7 @@ impl<'a> Query<'a> {
         if other.han {
             other.set.lacked_by(&self.set)
         } else {
-            other.set.lacked_by(&self.pair_set).div_ceil(2)
+            other.set.lacked_by(&self.pairs().1).div_ceil(2)
         }
     }
 
