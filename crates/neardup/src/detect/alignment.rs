@@ -150,6 +150,7 @@ impl<K: Key> Counts<K> {
         self.slots.clear();
         self.slots.resize(1 << self.bits, (K::NONE, 0));
         self.counts.clear();
+        self.counts.reserve(keys.len());
         let mask = (1usize << self.bits) - 1;
         for key in keys {
             let mut i = key.slot(self.bits);

@@ -298,11 +298,12 @@ impl MinHashLsh {
     /// [`MinHashLsh::candidates`], but at most `max` of them: when more slots share a band key,
     /// the `max` that share the most bands (of equally many, the earliest), ascending.
     pub fn candidates_at_most(&self, keys: &[u64], max: usize) -> Vec<u32> {
-        let mut all = Vec::new();
+        // Room for a few slots a band, so that a typical lookup does not grow it.
+        let mut all = Vec::with_capacity(4 * keys.len());
         self.each_band(keys, |_, s| all.push(s));
         all.sort_unstable();
         // (bands shared, slot) of each distinct slot.
-        let mut counted: Vec<(u32, u32)> = Vec::new();
+        let mut counted: Vec<(u32, u32)> = Vec::with_capacity(all.len());
         for s in all {
             match counted.last_mut() {
                 Some((n, last)) if *last == s => *n += 1,
