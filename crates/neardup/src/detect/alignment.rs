@@ -470,10 +470,12 @@ fn too_few_shared_trigrams(
         return true;
     }
     let shared = match prep.l {
-        Some(g) => s
-            .windows(3)
-            .filter(|w| g.trigrams(l).find(trigram(w)).is_some())
-            .count(),
+        Some(g) => {
+            let theirs = g.trigrams(l);
+            s.windows(3)
+                .filter(|w| theirs.find(trigram(w)).is_some())
+                .count()
+        }
         None => {
             let mut theirs = std::mem::take(&mut scratch.trigrams);
             sorted_trigrams(l, &mut theirs);

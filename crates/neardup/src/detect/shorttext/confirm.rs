@@ -65,8 +65,8 @@ impl GramSet {
         if han {
             GramSet::from_buckets(text.chars().map(bucket))
         } else {
-            let chars: Vec<char> = text.chars().collect();
-            GramSet::from_buckets(pair_buckets(&chars))
+            let pairs = text.chars().zip(text.chars().skip(1));
+            GramSet::from_buckets(pairs.map(|(a, b)| pair_bucket(a, b)))
         }
     }
 
@@ -152,6 +152,15 @@ fn decode_into(bytes: &[u8], out: &mut Vec<char>) -> bool {
     true
 }
 
+/// Puts `other`'s characters in `theirs` (the query's buffer) unless they are there already;
+/// bytes that are not UTF-8 read as an empty text, as [`Stored::text`] reads them.
+fn decode_theirs(theirs: &mut Vec<char>, other: &Stored) {
+    if !other.decoded.get() {
+        decode_into(other.bytes, theirs);
+        other.decoded.set(true);
+    }
+}
+
 /// A stored text as the checks read it.
 pub(super) struct Stored<'a> {
     /// The text's bytes, read only when a check reads the text (the bounds before it mostly
@@ -206,20 +215,15 @@ pub(super) struct Query<'a> {
 impl<'a> Query<'a> {
     pub(super) fn new(s: &'a ShortSketch, measure: Measure) -> Query<'a> {
         let runs: Vec<&str> = digit_runs(&s.text).collect();
-        let mut q = Query {
+        let mut chars = Vec::with_capacity(s.chars as usize);
+        chars.extend(s.text.chars());
+        let buckets: Vec<u8> = chars.iter().map(|&c| bucket(c)).collect();
+        Query {
             s,
-            chars: {
-                let mut v = Vec::with_capacity(s.chars as usize);
-                v.extend(s.text.chars());
-                v
-            },
-            buckets: {
-                let mut v = Vec::with_capacity(s.chars as usize);
-                v.extend(s.text.chars().map(bucket));
-                v
-            },
+            set: GramSet::from_buckets(buckets.iter().copied()),
+            chars,
+            buckets,
             pairs: std::cell::OnceCell::new(),
-            set: GramSet::default(),
             digits: runs_digest(&s.text),
             runs,
             levenshtein: (measure == Measure::Levenshtein)
@@ -227,9 +231,7 @@ impl<'a> Query<'a> {
             theirs: Vec::new(),
             grams: None,
             scratch: Scratch::default(),
-        };
-        q.set = GramSet::from_buckets(q.buckets.iter().copied());
-        q
+        }
     }
 
     /// Its pairs' buckets and their set.
@@ -269,15 +271,6 @@ impl<'a> Query<'a> {
         }
     }
 
-    /// Puts `other`'s characters in `theirs` unless they are there already (bytes that are not
-    /// UTF-8 read as an empty text, as [`Stored::text`] reads them).
-    fn decode_theirs(&mut self, other: &Stored) {
-        if !other.decoded.get() {
-            decode_into(other.bytes, &mut self.theirs);
-            other.decoded.set(true);
-        }
-    }
-
     /// [`same_numbers`](super::same_numbers) of the text and `other`.
     pub(super) fn same_numbers(&self, other: &Stored) -> bool {
         if self.digits != other.digits {
@@ -307,16 +300,15 @@ impl<'a> Query<'a> {
                 return None;
             }
         }
-        if self.levenshtein.is_none() {
+        let Some(lev) = &self.levenshtein else {
             return Some(super::similarity(measure, &self.s.text, other.text(), n))
                 .filter(|&x| x >= t);
-        }
+        };
         // Identical texts (exact copies are common in deduplication) have similarity 1.
         if self.s.text.as_bytes() == other.bytes {
             return Some(1.0);
         }
-        self.decode_theirs(other);
-        let lev = self.levenshtein.as_ref().expect("Levenshtein measure");
+        decode_theirs(&mut self.theirs, other);
         lev.normalized_similarity_with_args(
             self.theirs.iter().copied(),
             &Args::default().score_cutoff(t),
@@ -374,7 +366,7 @@ impl<'a> Query<'a> {
                 return None;
             }
         }
-        self.decode_theirs(other);
+        decode_theirs(&mut self.theirs, other);
         if !mine_inside {
             let absent = self.theirs.iter().filter(|&&c| !self.set.has(bucket(c)));
             if absent.count() > budget(self.theirs.len()) {
