@@ -75,7 +75,9 @@ use crate::minhash::{
     FrozenTables, MinHashDetector, MinHashDetectorOptions, MinHashLsh, MinHashSketch,
 };
 use crate::normalize::Normalizer;
-use crate::shorttext::{ShortSketch, ShortTextDetector, ShortTextOptions};
+use crate::shorttext::{
+    ShortCandidates, ShortQuery, ShortSketch, ShortTextDetector, ShortTextOptions,
+};
 
 /// The detector(s) of the long path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -389,6 +391,52 @@ fn push_unique(out: &mut Vec<Verdict>, v: Verdict) {
     }
 }
 
+impl AutoDetector {
+    /// The short path's candidates of `s` (see [`ShortCandidates`]); `None` when `s` is not
+    /// on the short path.
+    pub(crate) fn short_candidates(&self, s: &AutoSketch) -> Option<ShortCandidates> {
+        s.short.as_ref().map(|sh| self.short.candidates(sh))
+    }
+
+    /// `s`'s short sketch prepared for [`AutoDetector::find_planned`] in this detector or any
+    /// made with the same options.
+    pub(crate) fn short_query<'a>(&self, s: &'a AutoSketch) -> Option<ShortQuery<'a>> {
+        s.short.as_ref().map(|sh| self.short.query(sh))
+    }
+
+    /// [`Detector::find`], with the short path confirming the slots `short.1` (chosen from
+    /// [`AutoDetector::short_candidates`], across detectors) with `s` prepared as `short.0`;
+    /// without, it confirms none.
+    pub(crate) fn find_planned(
+        &self,
+        s: &AutoSketch,
+        short: Option<(&mut ShortQuery, &[u32])>,
+    ) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        if self.opts.exact {
+            out.extend(self.exact.find(&s.exact));
+        }
+        if let (Some(sh), Some((query, slots))) = (&s.short, short) {
+            let mut found = Vec::new();
+            self.short.confirm(sh, query, slots, &mut found);
+            for v in found {
+                push_unique(&mut out, v);
+            }
+        }
+        if let (Some(d), Some(h)) = (&self.simhash, &s.simhash) {
+            for v in d.find(h) {
+                push_unique(&mut out, v);
+            }
+        }
+        if let (Some(d), Some(m)) = (&self.minhash, &s.minhash) {
+            for v in d.find(m) {
+                push_unique(&mut out, v);
+            }
+        }
+        out
+    }
+}
+
 impl Detector for AutoDetector {
     type Sketch = AutoSketch;
 
@@ -420,28 +468,15 @@ impl Detector for AutoDetector {
     }
 
     fn find(&self, s: &AutoSketch) -> Vec<Verdict> {
-        let mut out = Vec::new();
-        if self.opts.exact {
-            out.extend(self.exact.find(&s.exact));
+        let short = s.short.as_ref().map(|sh| {
+            let slots = self.short.candidates(sh).slots();
+            (self.short.query(sh), slots)
+        });
+        match short {
+            Some((mut query, slots)) => self.find_planned(s, Some((&mut query, &slots))),
+            None => self.find_planned(s, None),
         }
-        if let Some(sh) = &s.short {
-            for v in self.short.find(sh) {
-                push_unique(&mut out, v);
-            }
-        }
-        if let (Some(d), Some(h)) = (&self.simhash, &s.simhash) {
-            for v in d.find(h) {
-                push_unique(&mut out, v);
-            }
-        }
-        if let (Some(d), Some(m)) = (&self.minhash, &s.minhash) {
-            for v in d.find(m) {
-                push_unique(&mut out, v);
-            }
-        }
-        out
     }
-
     fn insert(&mut self, doc: u32, s: AutoSketch) {
         if self.opts.exact {
             self.exact.insert(doc, s.exact);

@@ -584,22 +584,86 @@ impl ShortTextDetector {
     }
 }
 
-impl Detector for ShortTextDetector {
-    type Sketch = ShortSketch;
+/// A stored text that shares a band with a searched one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ShortCandidate {
+    /// How many bands it shares.
+    pub(crate) bands: u32,
+    /// Its slot in the detector.
+    pub(crate) slot: u32,
+    /// Its document number.
+    pub(crate) doc: u32,
+}
 
-    fn name(&self) -> String {
-        format!(
-            "short({:?}≥{},lsh t={})",
-            self.opts.measure, self.opts.threshold, self.opts.lsh.threshold
-        )
-        .to_lowercase()
+/// The candidates of one text in one [`ShortTextDetector`], at most [`MAX_CONFIRMED`] in each
+/// key space it is searched in, ascending by slot: a search across several detectors (the
+/// engine's time segments) keeps the [`MAX_CONFIRMED`] of each space that share the most
+/// bands, as one detector holding them all would.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ShortCandidates {
+    /// Those of the text's own n-gram size.
+    pub(crate) own: Vec<ShortCandidate>,
+    /// Those of the other n-gram size (texts near the script cut).
+    pub(crate) other: Vec<ShortCandidate>,
+}
+
+impl ShortCandidates {
+    /// The slots to confirm: its own space's, then the other space's not among them.
+    pub(crate) fn slots(&self) -> Vec<u32> {
+        let mut slots: Vec<u32> = self.own.iter().map(|c| c.slot).collect();
+        if !self.other.is_empty() {
+            let mine: std::collections::HashSet<u32, FastBuild> = slots.iter().copied().collect();
+            slots.extend(
+                self.other
+                    .iter()
+                    .map(|c| c.slot)
+                    .filter(|s| !mine.contains(s)),
+            );
+        }
+        slots
+    }
+}
+
+/// A searched text's side of the short path's checks, prepared once for every detector it is
+/// searched in ([`ShortTextDetector::query`]).
+pub(crate) struct ShortQuery<'a>(confirm::Query<'a>);
+
+impl ShortTextDetector {
+    /// The candidates of `s` ([`ShortCandidates`]).
+    pub(crate) fn candidates(&self, s: &ShortSketch) -> ShortCandidates {
+        let ranked = |keys: &[u64]| -> Vec<ShortCandidate> {
+            self.lsh
+                .candidates_ranked_at_most(keys, MAX_CONFIRMED)
+                .into_iter()
+                .map(|(bands, slot)| ShortCandidate {
+                    bands,
+                    slot,
+                    doc: self.docs[slot as usize],
+                })
+                .collect()
+        };
+        ShortCandidates {
+            own: ranked(&s.keys),
+            other: s.other_keys.as_deref().map(ranked).unwrap_or_default(),
+        }
     }
 
-    fn sketch(&self, text: &str) -> Result<ShortSketch> {
-        self.sketch_normalized(&self.fp.normalize(text), text.len())
+    /// `s` prepared to be confirmed against stored texts ([`ShortTextDetector::confirm`]) of
+    /// this detector or of any made with the same options.
+    pub(crate) fn query<'a>(&self, s: &'a ShortSketch) -> ShortQuery<'a> {
+        ShortQuery(confirm::Query::new(s, self.opts.measure))
     }
 
-    fn find(&self, s: &ShortSketch) -> Vec<Verdict> {
+    /// Confirms the stored texts at slots `candidates` against `s` (prepared as `query`),
+    /// adding a verdict to `out` for each near-duplicate.
+    pub(crate) fn confirm(
+        &self,
+        s: &ShortSketch,
+        query: &mut ShortQuery,
+        candidates: &[u32],
+        out: &mut Vec<Verdict>,
+    ) {
+        let query = &mut query.0;
         let t = self.opts.threshold;
         let n = if s.han {
             self.opts.han_ngram
@@ -612,17 +676,6 @@ impl Detector for ShortTextDetector {
         // near-duplicates by edits), nor two such texts compared.
         let measure_reach = self.measure_reach();
         let my_letters = letters(&s.text);
-        // Its side of every check, prepared once.
-        let mut query = confirm::Query::new(s, self.opts.measure);
-        let mut out = Vec::new();
-        let mut candidates = self.lsh.candidates_at_most(&s.keys, MAX_CONFIRMED);
-        if let Some(other) = &s.other_keys {
-            // Those of the other n-gram size's space too (at most as many again).
-            let mine: std::collections::HashSet<u32, FastBuild> =
-                candidates.iter().copied().collect();
-            let more = self.lsh.candidates_at_most(other, MAX_CONFIRMED);
-            candidates.extend(more.into_iter().filter(|c| !mine.contains(c)));
-        }
         // Each candidate's lengths, character set and text bounds are at a random place: asked for a few
         // candidates ahead, so that their cache misses overlap.
         let prefetch = |k: usize| {
@@ -691,6 +744,28 @@ impl Detector for ShortTextDetector {
                 });
             }
         }
+    }
+}
+
+impl Detector for ShortTextDetector {
+    type Sketch = ShortSketch;
+
+    fn name(&self) -> String {
+        format!(
+            "short({:?}≥{},lsh t={})",
+            self.opts.measure, self.opts.threshold, self.opts.lsh.threshold
+        )
+        .to_lowercase()
+    }
+
+    fn sketch(&self, text: &str) -> Result<ShortSketch> {
+        self.sketch_normalized(&self.fp.normalize(text), text.len())
+    }
+
+    fn find(&self, s: &ShortSketch) -> Vec<Verdict> {
+        let slots = self.candidates(s).slots();
+        let mut out = Vec::new();
+        self.confirm(s, &mut self.query(s), &slots, &mut out);
         out
     }
 

@@ -8,7 +8,7 @@ use neardup_index::Layout;
 
 use rayon::prelude::*;
 
-use super::sketch::{self, Deferred, DocSketch, ThinPage};
+use super::sketch::{self, Deferred, DocSketch, ShortPlan, SketchIndex, ThinPage};
 use super::slab::Slot;
 use super::state::{Horizon, Inner, LIVE};
 use super::{lock, veto, Content, EngineError, Key, Purpose, Result, Shared, SyncMode};
@@ -320,15 +320,26 @@ impl Shared {
     /// has none, of its body (under the template veto).
     fn live_sketch_matches(&self, inner: &Inner, h: Horizon, s: &DocSketch) -> Vec<(Verdict, u64)> {
         let rules = self.auto.as_ref().and_then(|a| a.veto.as_ref());
+        let live: Vec<&SketchIndex> = inner
+            .segments
+            .iter()
+            .filter(|(&sid, _)| !self.segment_dead(sid, h))
+            .filter_map(|(_, seg)| seg.sketches.as_ref())
+            .collect();
         let search = |by_body: bool| {
             let mut found = Vec::new();
-            for (&sid, seg) in &inner.segments {
-                if self.segment_dead(sid, h) {
-                    continue;
-                }
-                if let Some(x) = &seg.sketches {
-                    x.find(s, by_body, rules, &inner.lines, &mut found);
-                }
+            let q = if by_body {
+                s.body.as_ref()
+            } else {
+                Some(&s.auto)
+            };
+            let Some(q) = q else {
+                return found;
+            };
+            // The short path's candidates ranked across the segments, as one detector would.
+            let mut plan = ShortPlan::new(q, &live);
+            for (i, x) in live.iter().enumerate() {
+                x.find(s, by_body, rules, &inner.lines, &mut plan, i, &mut found);
             }
             found.retain(|(v, seq)| {
                 let slot = inner.slab.get(v.of);

@@ -298,6 +298,16 @@ impl MinHashLsh {
     /// [`MinHashLsh::candidates`], but at most `max` of them: when more slots share a band key,
     /// the `max` that share the most bands (of equally many, the earliest), ascending.
     pub fn candidates_at_most(&self, keys: &[u64], max: usize) -> Vec<u32> {
+        self.candidates_ranked_at_most(keys, max)
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect()
+    }
+
+    /// [`MinHashLsh::candidates_at_most`] with the number of bands each shares, as
+    /// `(bands, slot)`, ascending by slot: what a search across several tables (the engine's
+    /// time segments) ranks again as one.
+    pub(crate) fn candidates_ranked_at_most(&self, keys: &[u64], max: usize) -> Vec<(u32, u32)> {
         // Room for a few slots a band, so that a typical lookup does not grow it.
         let mut all = Vec::with_capacity(4 * keys.len());
         self.each_band(keys, |_, s| all.push(s));
@@ -310,13 +320,10 @@ impl MinHashLsh {
                 _ => counted.push((1, s)),
             }
         }
-        if counted.len() > max {
-            let order = |a: &(u32, u32), b: &(u32, u32)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
-            counted.select_nth_unstable_by(max, order);
-            counted.truncate(max);
+        if keep_most_shared(&mut counted, max, |&(n, s)| (n, u64::from(s))) {
             counted.sort_unstable_by_key(|&(_, s)| s);
         }
-        counted.into_iter().map(|(_, s)| s).collect()
+        counted
     }
 
     /// Distinct slots sharing at least one band key, ascending, exactly: `key_of(slot, band)`
@@ -511,6 +518,28 @@ impl FrozenTables {
             *t = Arc::new(t.frozen());
         }
     }
+}
+
+/// Keeps at most `max` of `items`, those sharing the most bands, of equally many the earliest:
+/// `rank(item)` is `(bands shared, arrival order)`. The order of what is kept is unspecified;
+/// returns whether any was dropped.
+pub(crate) fn keep_most_shared<T>(
+    items: &mut Vec<T>,
+    max: usize,
+    rank: impl Fn(&T) -> (u32, u64),
+) -> bool {
+    if items.len() <= max {
+        return false;
+    }
+    let order = |a: &T, b: &T| {
+        let (ra, rb) = (rank(a), rank(b));
+        rb.0.cmp(&ra.0).then(ra.1.cmp(&rb.1))
+    };
+    if max > 0 {
+        items.select_nth_unstable_by(max - 1, order);
+    }
+    items.truncate(max);
+    true
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, VetoRules};
 use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
 
 mod encoding;
+mod short_plan;
 
 use crate::spill_store::SpillStore;
 pub(super) use encoding::{decode, encode, has_minhash};
@@ -16,6 +17,7 @@ use encoding::{
     decode_any, decode_kept, encode_kept, flags_at, BODY_HELD, EXACT_HELD, HELD, STRIPPED,
     TEXT_HELD,
 };
+pub(super) use short_plan::ShortPlan;
 
 /// A document's sketch in the engine: the `auto` detector's, and under the template veto the
 /// veto's.
@@ -397,12 +399,18 @@ impl SketchIndex {
     /// [`min_docs`](crate::template_veto::TemplateVetoOptions::min_docs) stored documents,
     /// or by [`UNLEARNED_TEMPLATE_DOCS`] stored documents and counted duplicates; a document
     /// stored thin ([`ThinPage`]) is judged template-only again with today's counts.
+    ///
+    /// The short path confirms the slots `plan` chose for this index, segment `segment` of
+    /// the plan: make it ([`ShortPlan::new`]) with the same sketch (`s.body` when `by_body`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn find(
         &self,
         s: &DocSketch,
         by_body: bool,
         rules: Option<&VetoRules>,
         counts: &LineCounts,
+        plan: &mut ShortPlan,
+        segment: usize,
         out: &mut Vec<(Verdict, u64)>,
     ) {
         let template = |k: u64| {
@@ -420,9 +428,14 @@ impl SketchIndex {
         let Some(q) = query else {
             return;
         };
-        let mut found = self.det.find(q);
-        for v in self.bodies.as_ref().map(|b| b.find(q)).unwrap_or_default() {
-            keep_stronger(&mut found, v, self.seqs[v.of as usize]);
+        let (mut query, slots) = plan.segment(segment);
+        let mut found = self
+            .det
+            .find_planned(q, query.as_deref_mut().map(|x| (x, &slots[0][..])));
+        if let Some(b) = &self.bodies {
+            for v in b.find_planned(q, query.map(|x| (x, &slots[1][..]))) {
+                keep_stronger(&mut found, v, self.seqs[v.of as usize]);
+            }
         }
         for v in found {
             let pos = v.of as usize;
@@ -454,6 +467,18 @@ impl SketchIndex {
                 },
                 self.seqs[pos],
             ));
+        }
+    }
+
+    /// The short path's candidates of `q` among its whole texts (`which` 0) or its bodies (1).
+    fn short_candidates(
+        &self,
+        q: &AutoSketch,
+        which: usize,
+    ) -> Option<crate::shorttext::ShortCandidates> {
+        match which {
+            0 => self.det.short_candidates(q),
+            _ => self.bodies.as_ref()?.short_candidates(q),
         }
     }
 
