@@ -2,7 +2,7 @@
 //!
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
-//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `quote_edge`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
+//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `quote_edge`, `template_own_lines`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
 //! `max_batch`, `max_connections`, `header_timeout`, `body_timeout`, `snapshot_interval`,
 //! `backend`, `redis_prefix`), then defaults. Fingerprint
 //! options are flags only and are recorded in the data directory or the Redis index
@@ -22,6 +22,7 @@ use neardup_redis::{RedisConfig, StreamEngine};
 use neardup_server::{serve, shutdown_signal, Backend, EngineBackend, ServerOptions};
 
 use super::common::FeatureArgs;
+use neardup::template_veto::TemplateVetoOptions;
 
 /// The routes and examples shown by `neardup serve --help`.
 const ROUTES_HELP: &str = "\
@@ -89,6 +90,13 @@ pub struct Args {
     /// directory recorded without quotes opens with 0 [default: 0.2].
     #[arg(long, env = "NEARDUP_QUOTE_EDGE", value_name = "SHARE")]
     pub quote_edge: Option<f64>,
+    /// auto, template veto: a page with template lines whose other lines are all repeated
+    /// (by its own copies) has no distinct part of its own, so every other page of the template
+    /// matches it; by default its lines held by fewer than the template's 32 documents are its
+    /// part. This turns that off. Recorded in the data directory: a directory recorded without
+    /// it (written before it) opens only with it off.
+    #[arg(long = "no-template-own-lines", env = "NEARDUP_NO_TEMPLATE_OWN_LINES")]
+    pub no_template_own_lines: bool,
     /// Time segments per retention window (memory is reclaimed a segment at a time) [default: 8].
     #[arg(long, env = "NEARDUP_SEGMENTS")]
     pub segments: Option<u32>,
@@ -188,6 +196,7 @@ struct FileConfig {
     minhash_bits: Option<u32>,
     minhash_scheme: Option<String>,
     quote_edge: Option<f64>,
+    template_own_lines: Option<bool>,
     segments: Option<u32>,
     max_docs: Option<u64>,
     index_bytes_per_doc: Option<u64>,
@@ -294,6 +303,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
              apply to the auto detector; --method simhash keeps no MinHash signatures"
         );
     }
+    let own_lines = !args.no_template_own_lines && file.template_own_lines.unwrap_or(true);
+    if !own_lines && (!veto || detector == EngineDetector::Simhash) {
+        bail!(
+            "--no-template-own-lines (config key `template_own_lines`) applies to the auto \
+             detector's template veto, which is off here"
+        );
+    }
     if !veto && detector == EngineDetector::Simhash {
         bail!(
             "--no-template-veto (config key `template_veto`) applies to the auto detector; \
@@ -301,7 +317,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let cfg = EngineConfig {
-        template_veto: if veto { defaults.template_veto.clone() } else { None },
+        template_veto: if veto {
+            defaults.template_veto.clone().map(|v| TemplateVetoOptions {
+                own_repeated_lines: own_lines,
+                ..v
+            })
+        } else {
+            None
+        },
         detector,
         distance: distance.unwrap_or(defaults.distance),
         retention: args
@@ -619,6 +642,20 @@ fn with_flag_hint(e: EngineError) -> EngineError {
                 difference: format!(
                     "{difference} (written before quotes were matched: serve it with \
                      --quote-edge 0)"
+                ),
+            }
+        }
+        EngineError::ConfigMismatch {
+            dir,
+            difference,
+            config,
+        } if difference.starts_with("template_veto.own_repeated_lines: stored false") => {
+            EngineError::ConfigMismatch {
+                dir,
+                config,
+                difference: format!(
+                    "{difference} (written before a page's own lines repeated by its copies \
+                     made its distinct part: serve it with --no-template-own-lines)"
                 ),
             }
         }

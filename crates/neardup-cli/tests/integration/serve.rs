@@ -491,6 +491,30 @@ fn directory_written_before_traditional_folding_names_keep_traditional() {
     );
 }
 
+/// A data directory written before a page's own lines repeated by its copies made its
+/// distinct part (no `own_repeated_lines` recorded) is refused naming the setting and the
+/// flag that serves it, and opens with that flag; the flag without the veto is refused before
+/// anything is written.
+#[test]
+fn directory_written_before_template_own_lines_names_the_flag() {
+    written_with_flag_is_refused_naming_it(
+        &["--no-template-own-lines"],
+        "template_veto.own_repeated_lines: stored false, requested true",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(refused_start(
+        dir.path(),
+        &[
+            "--data-dir",
+            "e",
+            "--no-template-veto",
+            "--no-template-own-lines"
+        ]
+    )
+    .contains("which is off here"));
+    assert!(!dir.path().join("e").exists());
+}
+
 /// A data directory written before quotes were matched (no quote edge recorded) is refused
 /// naming the setting and the flag that serves it, and opens with that flag; a share out of
 /// range, and quotes for simhash, are refused before anything is written.

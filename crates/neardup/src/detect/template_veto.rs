@@ -103,11 +103,23 @@ pub struct TemplateVetoOptions {
     /// matches for texts that would otherwise be unique. `None`: never. Default 0.175
     /// (docs/quality.md).
     pub strip_template_share: Option<f64>,
+    /// A page with template lines whose other lines are all repeated (held by
+    /// [`min_docs`](Self::min_docs) documents: its own copies hold them) takes its distinct
+    /// part from its lines held by fewer than [`template_docs`](Self::template_docs)
+    /// documents, instead of having none (then every match with it stood). Default `true`
+    /// (docs/quality.md, "Pages whose own lines are repeated by their copies"); recorded only
+    /// when on, so a configuration without it reads as off, the behaviour before it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub own_repeated_lines: bool,
     /// How many of the smallest hashes of each guard set (the whole document's and its
     /// distinct part's character 5-grams) a stored document keeps for the containment guard
     /// ([`contained_above`](Self::contained_above)): the guard's estimates are exact up to this
     /// many shingles and sampled beyond. Default 256.
     pub guard_sample: usize,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl TemplateVetoOptions {
@@ -144,6 +156,7 @@ impl Default for TemplateVetoOptions {
             mask_line_digits: true,
             strip_template_share: Some(0.175),
             guard_sample: GUARD_SAMPLE,
+            own_repeated_lines: true,
         }
     }
 }
@@ -475,17 +488,27 @@ impl VetoRules {
         }
         let template = line_docs.iter().any(|&n| n >= self.opts.template_docs);
         let lines_below = |floor: u32| lines_below(text, line_docs, floor);
-        let kept = lines_below(self.opts.min_docs);
         // Digits are left out of the distinct part: copies that differ only in counters, dates
         // or view counts must not look distinct.
         // Not remembered: the whole document (normalised by the inner detector) stays so.
-        let kept = without_numerals(self.fp.normalize(&kept));
-        // Its letters, packed once for both shingle sizes.
-        let packed = Self::pack(&kept);
-        let part = match &packed {
-            Some(p) => p.len(),
-            None => kept.chars().filter(|&c| is_alphanumeric(c)).count(),
+        let part_of = |floor: u32| {
+            let kept = without_numerals(self.fp.normalize(&lines_below(floor)));
+            // Its letters, packed once for both shingle sizes.
+            let packed = Self::pack(&kept);
+            let part = match &packed {
+                Some(p) => p.len(),
+                None => kept.chars().filter(|&c| is_alphanumeric(c)).count(),
+            };
+            (kept, packed, part)
         };
+        let (mut kept, mut packed, mut part) = part_of(self.opts.min_docs);
+        if part < self.opts.min_distinct_chars && template && self.opts.own_repeated_lines {
+            // Every line of its own is repeated — by its own copies, as a short text's are
+            // when it is posted again in a template of ads — yet it has template lines: its
+            // own lines, those below the template count, are its part. Without one, every
+            // other page of the template matched it.
+            (kept, packed, part) = part_of(self.opts.template_docs);
+        }
         if part < self.opts.min_distinct_chars {
             // A page that is a template (lines in `template_docs` documents) and next to
             // nothing else (a table rule, a caption of two characters) has no text of its own

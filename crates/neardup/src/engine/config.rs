@@ -113,7 +113,8 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
         Some(v)
     }
     // A descriptor without `bits` means 32-bit entries, a containment without `edge` no quotes,
-    // a veto without `guard_sample` samples of 256 (see `config_blob`).
+    // a veto without `guard_sample` samples of 256 (see `config_blob`), one without
+    // `own_repeated_lines` that rule off.
     fn with_bits(mut v: serde_json::Value) -> serde_json::Value {
         if let Some(m) = v
             .pointer_mut("/detector/minhash")
@@ -133,6 +134,8 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
         {
             t.entry("guard_sample")
                 .or_insert(serde_json::json!(UNRECORDED_GUARD_SAMPLE));
+            t.entry("own_repeated_lines")
+                .or_insert(serde_json::json!(false));
         }
         v
     }
@@ -214,6 +217,32 @@ mod tests {
         assert_eq!(
             config_difference(old.as_bytes(), &now),
             "fingerprint.config.normalize.fold_traditional: stored false, requested true"
+        );
+    }
+
+    /// A directory written before pages whose own lines are repeated by their copies took a
+    /// distinct part (its veto records no `own_repeated_lines`) is refused under the default,
+    /// naming the setting and both values; it is the configuration with the rule off
+    /// (`neardup serve --no-template-own-lines`).
+    #[test]
+    fn directory_without_own_repeated_lines_is_refused_by_name() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let with = |on: bool| {
+            let mut cfg = EngineConfig::default();
+            cfg.template_veto.as_mut().unwrap().own_repeated_lines = on;
+            config_blob(&fp, &cfg)
+        };
+        let old = with(false);
+        assert!(!old.contains("own_repeated_lines"), "{old}");
+        let now = config_blob(&fp, &EngineConfig::default());
+        assert_eq!(now, with(true));
+        assert_eq!(
+            config_difference(old.as_bytes(), &now),
+            "template_veto.own_repeated_lines: stored false, requested true"
+        );
+        assert_eq!(
+            config_difference(old.as_bytes(), &with(false)),
+            "the same settings, encoded differently"
         );
     }
 
