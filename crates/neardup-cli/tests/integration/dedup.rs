@@ -408,3 +408,50 @@ fn quotes_with_an_attribution_are_duplicates_unless_the_edge_is_off() {
     );
     assert_eq!(off[1]["duplicate_of"], Value::Null, "{}", off[1]);
 }
+
+/// Regression (found by hand: the same shard read twice): repeated ids made `duplicate_of`
+/// ambiguous without a word. The run still succeeds with the same decisions, and says how many
+/// documents repeat an id, the first, and how to tell them apart; unique ids say nothing.
+#[test]
+fn repeated_ids_are_reported_once_with_the_way_to_tell_them_apart() {
+    let doc = |id: &str, text: &str| format!("{{\"id\":\"{id}\",\"text\":\"{text}\"}}\n");
+    let fox = "the quick brown fox jumps over the lazy dog again and again";
+    let input = [
+        doc("a", fox),
+        doc(
+            "a",
+            "completely different text about space travel and rockets",
+        ),
+        doc("b", fox),
+    ]
+    .concat();
+    let o = run(&["dedup", "-q", "-"], Some(input.as_bytes()));
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 document repeats an id read before (first: \"a\" at <stdin>:2)")
+            && err.contains("--provenance"),
+        "{err}"
+    );
+    let out = lines(&o.stdout);
+    assert_eq!(out.len(), 3);
+    assert_eq!(out[2]["duplicate_of"], "a");
+    let o = run(
+        &["dedup", "-q", "--provenance", "-"],
+        Some(input.as_bytes()),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`cluster` tells which"), "{err}");
+    let out = lines(&o.stdout);
+    assert_eq!(
+        (&out[2]["line"], &out[2]["cluster"]),
+        (&Value::from(3), &out[0]["cluster"])
+    );
+    let unique = [doc("a", fox), doc("b", fox)].concat();
+    let o = run(&["dedup", "-q", "-"], Some(unique.as_bytes()));
+    assert!(
+        o.status.success() && o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -6,6 +6,7 @@
 //! ([`neardup::dedup::RunSummary`]). This command reads the inputs, shows progress and writes
 //! the outputs (`pipeline`, `write`).
 
+mod ids;
 mod pipeline;
 mod spill;
 mod write;

@@ -9,6 +9,7 @@ use std::time::Instant;
 use neardup::dedup::{run_pipelined, Assignment, Keep, BATCH_BYTES, BATCH_DOCS};
 use neardup::detect::Detector;
 
+use super::ids::RepeatedIds;
 use super::write::{KeptWriter, Record, Records};
 use super::{reads_stdin, write, Args};
 use crate::input::{BadPolicy, DocReader, InputDoc};
@@ -126,6 +127,7 @@ pub fn run_with<D: Detector>(
     let pb = progress(reader.total_bytes, args.quiet);
     let mut bad = BadPolicy::new(args.skip_bad);
     let mut records = Records::default();
+    let mut ids = RepeatedIds::default();
     let mut total_bytes = 0u64;
     let next_batch = || {
         let (batch, _bytes) = reader.next_batch(BATCH_DOCS, BATCH_BYTES, &mut bad)?;
@@ -142,6 +144,7 @@ pub fn run_with<D: Detector>(
         let bytes: u64 = batch.iter().map(|d| d.bytes as u64).sum();
         total_bytes += bytes;
         for d in batch {
+            ids.see(&d);
             records.push(d);
         }
         let n = records.list.len();
@@ -189,6 +192,9 @@ pub fn run_with<D: Detector>(
     let facts = args.run_facts(bad.count, total_bytes, started);
     let summary = clustering.summary(args.top, facts, |d| records.list[d as usize].id.clone());
     super::write_summary(args, &summary, report_sink)?;
+    if let Some(w) = ids.warning(args.provenance) {
+        eprintln!("{w}");
+    }
     Ok(())
 }
 
