@@ -468,15 +468,13 @@ impl Detector for AutoDetector {
     }
 
     fn find(&self, s: &AutoSketch) -> Vec<Verdict> {
-        let short = s.short.as_ref().map(|sh| {
-            let slots = self.short.candidates(sh).slots();
-            (self.short.query(sh), slots)
-        });
-        match short {
-            Some((mut query, slots)) => self.find_planned(s, Some((&mut query, &slots))),
-            None => self.find_planned(s, None),
-        }
+        let mut short = s
+            .short
+            .as_ref()
+            .map(|sh| (self.short.query(sh), self.short.candidates(sh).slots()));
+        self.find_planned(s, short.as_mut().map(|(q, slots)| (q, &slots[..])))
     }
+
     fn insert(&mut self, doc: u32, s: AutoSketch) {
         if self.opts.exact {
             self.exact.insert(doc, s.exact);

@@ -49,12 +49,8 @@ impl<'q> ShortPlan<'q> {
                 .collect();
             let own = choose(segments, &found, |c| &c.own);
             let other = choose(segments, &found, |c| &c.other);
-            for (i, s) in slots.iter_mut().enumerate() {
-                let picked = ShortCandidates {
-                    own: own[i].clone(),
-                    other: other[i].clone(),
-                };
-                s[which] = picked.slots();
+            for ((s, own), other) in slots.iter_mut().zip(own).zip(other) {
+                s[which] = ShortCandidates { own, other }.slots();
             }
         }
         ShortPlan { query, slots }
