@@ -12,6 +12,7 @@ use neardup::engine::{
     QueryJson, SyncMode, SystemClock,
 };
 use neardup::fingerprint::parse_hex;
+use neardup::template_veto::TemplateVetoOptions;
 
 use crate::errors::{config, engine_error, lib_error};
 use crate::options::Options;
@@ -19,7 +20,10 @@ use crate::options::Options;
 /// The durable engine over data directory ``path`` (created when missing): every unique
 /// document is logged before it is acknowledged, and a reopened engine holds everything
 /// acknowledged. Options, with the defaults of ``neardup serve``: ``method`` (``auto`` or
-/// ``simhash``), ``distance`` (simhash only), ``retention`` (seconds, default 2 days),
+/// ``simhash``), ``distance`` (simhash only), ``template_veto`` (``True``),
+/// ``template_own_lines`` (``True``; ``False`` opens a directory written before a template
+/// page's own lines repeated by its copies made its distinct part, as ``neardup serve
+/// --no-template-own-lines``), ``retention`` (seconds, default 2 days),
 /// ``segments`` (8), ``max_docs``, ``sync`` (``always``, ``batch``, ``none``),
 /// ``sync_interval`` (seconds, for ``batch``), ``snapshot_interval`` (seconds), and the
 /// fingerprint options of :class:`Fingerprinter`. Settings that change answers are recorded
@@ -120,6 +124,12 @@ impl Engine {
                 )))
             }
         };
+        let own_lines = o.take::<bool>("template_own_lines")?;
+        if own_lines.is_some() && (detector == EngineDetector::Simhash || veto == Some(false)) {
+            return Err(config(
+                "`template_own_lines` applies to method=\"auto\" with the template veto, which is off here",
+            ));
+        }
         let distance = o.take::<u32>("distance")?;
         if distance.is_some() && detector != EngineDetector::Simhash {
             return Err(config(
@@ -149,7 +159,10 @@ impl Engine {
         };
         let cfg = EngineConfig {
             template_veto: if veto.unwrap_or(true) {
-                d.template_veto.clone()
+                d.template_veto.clone().map(|v| TemplateVetoOptions {
+                    own_repeated_lines: own_lines.unwrap_or(v.own_repeated_lines),
+                    ..v
+                })
             } else {
                 None
             },
@@ -173,6 +186,7 @@ impl Engine {
             "method",
             "distance",
             "template_veto",
+            "template_own_lines",
             "retention",
             "segments",
             "max_docs",

@@ -213,6 +213,7 @@ class Engine:
         method: Literal["auto", "simhash"] = "auto",
         distance: Optional[int] = None,
         template_veto: Optional[bool] = None,
+        template_own_lines: Optional[bool] = None,
         retention: Optional[float] = None,
         segments: Optional[int] = None,
         max_docs: Optional[int] = None,
