@@ -328,11 +328,7 @@ impl Shared {
             .collect();
         let search = |by_body: bool| {
             let mut found = Vec::new();
-            let q = if by_body {
-                s.body.as_ref()
-            } else {
-                Some(&s.auto)
-            };
+            let q = s.searched(by_body);
             let Some(q) = q else {
                 return found;
             };

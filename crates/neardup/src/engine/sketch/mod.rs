@@ -36,6 +36,18 @@ pub(super) struct DocSketch {
     pub(super) deferred: Option<Box<Deferred>>,
 }
 
+impl DocSketch {
+    /// The sketch a search looks with: its body's when `by_body` (`None` without one), else
+    /// its whole text's.
+    pub(super) fn searched(&self, by_body: bool) -> Option<&AutoSketch> {
+        if by_body {
+            self.body.as_ref()
+        } else {
+            Some(&self.auto)
+        }
+    }
+}
+
 /// The text of a document being checked whose exact copy was indexed when it was sketched.
 /// Its answer will be "duplicate of that copy" — an exact match, which outranks every other
 /// and which the template veto never vetoes (a tie, another live document at similarity 1,
@@ -420,11 +432,7 @@ impl SketchIndex {
         let docs = |k: u64| counts.get(k);
         let template_only = DistinctPart::template_only();
         let mine = s.veto.as_ref().and_then(|v| v.distinct.as_ref());
-        let query = if by_body {
-            s.body.as_ref()
-        } else {
-            Some(&s.auto)
-        };
+        let query = s.searched(by_body);
         let Some(q) = query else {
             return;
         };

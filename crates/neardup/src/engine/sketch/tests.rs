@@ -273,11 +273,7 @@ fn find_alone(
     counts: &LineCounts,
     out: &mut Vec<(Verdict, u64)>,
 ) {
-    let q = if by_body {
-        s.body.as_ref()
-    } else {
-        Some(&s.auto)
-    };
+    let q = s.searched(by_body);
     let Some(q) = q else {
         return;
     };
