@@ -42,7 +42,8 @@
 //! `SPLIT_EVAL_BODY=1` replaces the columns with the default against the previous default
 //! (no body search, exact line keys), both in batch and through the online engine.
 //! `SPLIT_EVAL_ONLINE=1,100` replaces the columns with the default in batch and the online
-//! engine in requests of those sizes.
+//! engine in requests of those sizes; with `SPLIT_EVAL_BY_CONTENT=1` the online engine vetoes
+//! by content too (`TemplateVetoOptions::by_content`).
 //! `SPLIT_EVAL_CONTAINMENT=0.8,0.85,0.9` replaces the columns with the default whose short path
 //! confirms containment from those alignment similarities (`ContainmentOptions::threshold`).
 //! `SPLIT_EVAL_EDGE=0,0.1,0.2` replaces the columns with the default whose short path's
@@ -144,9 +145,14 @@ fn engine_clusters(v: &Variant, texts: &[String], request: usize) -> (Vec<u64>, 
         Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
     };
     let dir = tempfile::tempdir().unwrap();
+    // `SPLIT_EVAL_BY_CONTENT=1`: the online engine with `TemplateVetoOptions::by_content`.
+    let mut veto = v.veto.clone();
+    if std::env::var_os("SPLIT_EVAL_BY_CONTENT").is_some() {
+        veto.iter_mut().for_each(|o| o.by_content = true);
+    }
     let cfg = EngineConfig {
         detector: EngineDetector::Auto(v.policy.clone()),
-        template_veto: v.veto.clone(),
+        template_veto: veto,
         sync: SyncMode::None,
         maintenance_interval: None,
         ..EngineConfig::default()

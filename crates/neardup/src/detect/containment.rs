@@ -286,6 +286,17 @@ impl PackedBottomK {
         if self.len == 0 {
             return contained_set_in_sample(set, &self.unpack());
         }
+        let (found, seen) = self.set_within_reach(set);
+        (seen > 0).then(|| found as f64 / seen as f64)
+    }
+
+    /// Of sorted `set`'s elements within the sample's reach (all, for a complete sample), how
+    /// many the sample holds and how many there are: the counts behind
+    /// [`contains_set`](Self::contains_set).
+    pub fn set_within_reach(&self, set: &[u32]) -> (usize, usize) {
+        if self.len == 0 {
+            return (0, if self.complete { set.len() } else { 0 });
+        }
         let (mut at, mut seen, mut found) = (0usize, 0usize, 0usize);
         self.for_each_hash(|h| {
             while at < set.len() && set[at] < h {
@@ -302,7 +313,7 @@ impl PackedBottomK {
             // Every hash is within a complete sample's reach.
             seen += set.len() - at;
         }
-        (seen > 0).then(|| found as f64 / seen as f64)
+        (found, seen)
     }
 
     /// [`contained_sample_in_set`] of the sample, read as it is packed (no copy).
@@ -313,6 +324,22 @@ impl PackedBottomK {
         let mut found = 0usize;
         self.for_each_hash(|h| found += usize::from(set.binary_search(&h).is_ok()));
         found as f64 / self.len as f64
+    }
+
+    /// Estimated number of the sampled set's elements that sorted `set` does not hold: those of
+    /// the sample it lacks, scaled by the share of the hash space the sample covers (exact for
+    /// a complete sample).
+    pub fn outside_set(&self, set: &[u32]) -> f64 {
+        let (mut outside, mut last) = (0usize, 0u32);
+        self.for_each_hash(|h| {
+            outside += usize::from(set.binary_search(&h).is_err());
+            last = h;
+        });
+        if self.complete || outside == 0 {
+            return outside as f64;
+        }
+        // The sample is every element of the set up to its largest hash.
+        outside as f64 * (f64::from(u32::MAX) + 1.0) / (f64::from(last) + 1.0)
     }
 
     /// Bytes held on the heap.

@@ -290,11 +290,20 @@ impl Shared {
             let line_docs = std::mem::take(&mut v.line_docs);
             let distinct = rules.distinct_part_normalized(&d.text, &whole, &line_docs);
             v.part = distinct.as_ref().map(|d| rules.kept(d));
+            let keys = rules.line_keys(&d.text);
             if distinct.is_none() && rules.any_repeated(&line_docs) {
                 v.thin = rules
-                    .thin_repeated(&d.text, &rules.line_keys(&d.text), &line_docs)
+                    .thin_repeated(&d.text, &keys, &line_docs)
                     .map(|r| ThinPage::of(&r, &v.lines));
             }
+            (v.whole_sample, v.own) = veto::by_content(
+                rules,
+                &d.text,
+                &whole,
+                &keys,
+                &line_docs,
+                distinct.is_some(),
+            );
             v.distinct = distinct;
         }
         if let Some(b) = &d.body {

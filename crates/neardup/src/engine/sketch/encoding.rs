@@ -1,7 +1,7 @@
 //! The encoding of a document's sketch in log records, snapshots and Redis entries.
 //!
-//! Encoding, version 8 (every integer little endian):
-//! `8 u8 | exact u128 | chars u32 | flags u8` then, by flag,
+//! Encoding, version 9 (every integer little endian):
+//! `9 u8 | exact u128 | chars u32 | flags u8` then, by flag,
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | tags u32×n` — each band
 //! key's high 32 bits, all that a band table keeps of a key (a short text's candidates are
 //! confirmed on its text, never on its keys), read back as keys with the low 32 bits zero;
@@ -15,6 +15,9 @@
 //! keys of the document's counted lines, sorted, whether any was repeated when it was stored,
 //! and with `thin` 1 (a `ThinPage`) a bit set of `ceil(n / 8)` bytes: bit `i` (of byte
 //! `i / 8`, lowest first) when key `i` is a line's exact key and that line was repeated;
+//! then `whole u8`: with 1, the containment guard's sample of the whole text of a document
+//! stored before any of its lines was repeated, written as the `distinct` part's samples are
+//! (`VetoSketch::whole_sample`);
 //! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
 //! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
 //! part, each `complete u8 | n u16 | width u8 | gaps` — the `n` ascending hashes as the gaps
@@ -23,6 +26,10 @@
 //! then, with `lines`, `body u8`: with 1 the document's indexed body follows as the whole is
 //! written (`exact u128 | chars u32 | flags u8` with only the `short`, `simhash`, `minhash`
 //! and `shingles` bits, then those parts).
+//! Version 8 is version 9 without `whole`; it is read (a match with such a document is judged
+//! by line counts alone, `VetoRules::stands_unlearned`), and a stored sketch without a whole
+//! sample is still written as version 8 (only `TemplateVetoOptions::by_content` makes them);
+//! the forms a segment keeps in memory are version 9.
 //! Version 7 wrote each guard sample's hashes as `u32×n` (no `width`); it is read.
 //! Version 6 also wrote the short part's whole keys (`keys u64×n`); it is read.
 //! Version 5 is version 6 without `thin`; it is read (the document is not judged
@@ -43,7 +50,9 @@ use crate::shorttext::ShortSketch;
 use crate::template_veto::DistinctPart;
 
 /// The version this build writes.
-pub(super) const VERSION: u8 = 8;
+pub(super) const VERSION: u8 = 9;
+/// Version 9 without `whole`; read.
+pub(super) const VERSION_8: u8 = 8;
 /// Version 8 with the guard samples as lists of 32-bit hashes; read.
 pub(super) const VERSION_7: u8 = 7;
 /// Version 7 with the short part's whole band keys; read.
@@ -96,7 +105,16 @@ pub(super) fn flags_at(b: &[u8]) -> usize {
 
 /// Appends the encoding of `s` to `out`.
 pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
-    encode_with(s, out, false, false, VERSION)
+    // Only a whole-text sample needs version 9: without one a sketch is written as version 8
+    // wrote it, byte for byte.
+    let whole = s.veto.as_ref().is_some_and(|v| v.whole_sample.is_some());
+    encode_with(
+        s,
+        out,
+        false,
+        false,
+        if whole { VERSION } else { VERSION_8 },
+    )
 }
 
 /// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
@@ -186,6 +204,15 @@ fn encode_parts(
                 None => out.push(0),
             }
         }
+        if version >= VERSION {
+            match &v.whole_sample {
+                Some(w) => {
+                    out.push(1);
+                    write_sample(out, w);
+                }
+                None => out.push(0),
+            }
+        }
         if let Some(p) = v.part.as_ref().filter(|_| !hold) {
             out.extend_from_slice(&(p.signature.len() as u16).to_le_bytes());
             for x in p.signature.iter() {
@@ -194,12 +221,8 @@ fn encode_parts(
             out.push(u8::from(p.samples.is_some()));
             if let Some((whole, part)) = &p.samples {
                 for b in [whole, part] {
-                    if version >= VERSION {
-                        let (complete, len, width, bits) = b.parts();
-                        out.push(u8::from(complete));
-                        out.extend_from_slice(&(len as u16).to_le_bytes());
-                        out.push(width);
-                        out.extend_from_slice(bits);
+                    if version >= VERSION_8 {
+                        write_sample(out, b);
                     } else {
                         let b = b.unpack();
                         out.push(u8::from(b.complete));
@@ -229,6 +252,25 @@ fn encode_parts(
             }
         }
     }
+}
+
+/// Writes a guard sample as version 8 and later do: `complete u8 | n u16 | width u8 | gaps`.
+fn write_sample(out: &mut Vec<u8>, b: &PackedBottomK) {
+    let (complete, len, width, bits) = b.parts();
+    out.push(u8::from(complete));
+    out.extend_from_slice(&(len as u16).to_le_bytes());
+    out.push(width);
+    out.extend_from_slice(bits);
+}
+
+/// Reads a guard sample written by [`write_sample`].
+fn read_sample(r: &mut Reader<'_>) -> Result<PackedBottomK, String> {
+    let complete = r.u8()? != 0;
+    let n = r.u16()? as usize;
+    let width = r.u8()?;
+    let bytes = (n * width as usize).div_ceil(8);
+    let bits = r.take(bytes)?.into();
+    PackedBottomK::from_parts(complete, n as u32, width, bits)
 }
 
 /// Writes an `auto` sketch: `exact u128 | chars u32 | flags u8` (`flags` with the bits of its
@@ -412,7 +454,8 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
         ));
     }
     if ![
-        VERSION, VERSION_7, VERSION_6, VERSION_5, VERSION_4, VERSION_3, VERSION_2, VERSION_1,
+        VERSION, VERSION_8, VERSION_7, VERSION_6, VERSION_5, VERSION_4, VERSION_3, VERSION_2,
+        VERSION_1,
     ]
     .contains(&v)
     {
@@ -465,6 +508,15 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
         } else {
             None
         };
+        let whole_sample = if v >= VERSION {
+            match r.u8()? {
+                0 => None,
+                1 => Some(read_sample(&mut r)?),
+                x => return Err(format!("lines: whole-sample flag {x}")),
+            }
+        } else {
+            None
+        };
         let part = if flags & DISTINCT != 0 {
             let n = r.u16()? as usize;
             let signature = (0..n).map(|_| r.u16()).collect::<Result<Box<[u16]>, _>>()?;
@@ -472,14 +524,11 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
                 0 => None,
                 1 => {
                     let mut sample = || -> Result<PackedBottomK, String> {
+                        if v >= VERSION_8 {
+                            return read_sample(&mut r);
+                        }
                         let complete = r.u8()? != 0;
                         let n = r.u16()? as usize;
-                        if v >= VERSION {
-                            let width = r.u8()?;
-                            let bytes = (n * width as usize).div_ceil(8);
-                            let bits = r.take(bytes)?.into();
-                            return PackedBottomK::from_parts(complete, n as u32, width, bits);
-                        }
                         let hashes: Box<[u32]> =
                             (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
                         if hashes.windows(2).any(|w| w[0] >= w[1]) {
@@ -497,6 +546,8 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
         };
         Some(VetoSketch {
             lines,
+            whole_sample,
+            own: None,
             had_repeats,
             distinct_lines: Vec::new(),
             distinct: None,

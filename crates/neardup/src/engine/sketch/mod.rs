@@ -2,9 +2,10 @@
 //! ([`DocSketch`]), its encoding in log records and snapshots ([`encoding`]), and the
 //! per-segment index that answers with them ([`SketchIndex`]).
 
+use crate::detect::containment::PackedBottomK;
 use crate::detect::{compare_verdicts, keep_stronger, Detector, Verdict};
 use crate::policy::{AutoDetector, AutoFrozen, AutoSketch};
-use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, VetoRules};
+use crate::template_veto::{DistinctPart, DistinctSketch, LineKey, OwnLines, VetoRules};
 
 use super::veto::{LineCounts, UNLEARNED_TEMPLATE_DOCS};
 
@@ -87,6 +88,13 @@ pub(super) struct VetoSketch {
     /// For a thin page stored with repeated lines: which were repeated, to judge it again
     /// with the line counts of each match.
     pub(super) thin: Option<ThinPage>,
+    /// Stored before any of its lines was repeated (with two counted lines or more): the
+    /// containment guard's sample of its whole text, what a later match with it is judged by
+    /// before its lines' counts can ([`VetoRules::vetoed_by_content`]).
+    pub(super) whole_sample: Option<PackedBottomK>,
+    /// Its own lines with their 5-grams, when it has a distinct part: only for a document
+    /// being checked, never encoded.
+    pub(super) own: Option<OwnLines>,
     /// When its distinct part was put off ([`DocSketch::deferred`]): how many documents held
     /// each of its lines when it was sketched (`line_keys` order), what the part is computed
     /// from. Otherwise empty. Never encoded.
@@ -454,13 +462,28 @@ impl SketchIndex {
                     // today's counts.
                     r.stands(&v, mine, Some(&template_only))
                 } else if unlearned {
-                    let theirs = self.lines(pos);
+                    let theirs = self.veto(pos).unwrap_or_default();
                     // Its lines go by their exact keys. A line repeated since by a few
                     // duplicates is as likely an article's own, repeated by its copies: only
                     // one that other stored documents hold, or that has become a template
                     // line, makes it a template page.
-                    !theirs.iter().any(|&k| LineKey::is_exact(k) && template(k))
-                        || r.stands_unlearned(&v, mine, &veto.distinct_lines, &theirs)
+                    let by_counts = !theirs
+                        .lines
+                        .iter()
+                        .any(|&k| LineKey::is_exact(k) && template(k))
+                        || r.stands_unlearned(&v, mine, &veto.distinct_lines, &theirs.lines);
+                    // Before any count says so, what each has that the other lacks may.
+                    by_counts
+                        && !matches!((&theirs.whole_sample, &veto.own), (Some(whole), Some(own))
+                        if r.vetoed_by_content(
+                            &v,
+                            mine,
+                            own,
+                            &veto.lines,
+                            &theirs.lines,
+                            |k| counts.get(k) <= 1,
+                            whole,
+                        ))
                 } else {
                     r.stands(&v, mine, self.part(pos).as_ref())
                 };

@@ -2,7 +2,7 @@
 
 use super::encoding::{
     encode_with, VERSION, VERSION_1, VERSION_2, VERSION_3, VERSION_4, VERSION_5, VERSION_6,
-    VERSION_7,
+    VERSION_7, VERSION_8,
 };
 use super::*;
 use crate::detect::containment::{BottomK, PackedBottomK};
@@ -74,6 +74,8 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
                     }),
                     thin: None,
                     line_docs: Vec::new(),
+                    whole_sample: None,
+                    own: None,
                 }),
                 deferred: None,
             });
@@ -128,7 +130,7 @@ fn encoded(s: &DocSketch, version: u8) -> Vec<u8> {
 fn version_7_guard_samples_are_read_and_version_8_packs_them() {
     let mut sampled = 0;
     for s in sketches(shared_detector()) {
-        let (b7, b8) = (encoded(&s, VERSION_7), encoded(&s, VERSION));
+        let (b7, b8) = (encoded(&s, VERSION_7), encoded(&s, VERSION_8));
         assert_eq!(decode(&b7).unwrap(), decode(&b8).unwrap());
         assert_eq!(decode(&b8).unwrap(), as_stored(&s));
         let samples = s
@@ -774,4 +776,44 @@ fn candidates_ranked_across_segments_as_in_one_index() {
         capped > 20,
         "the phrase makes more candidates than are confirmed: {capped}"
     );
+}
+
+/// Version 9 keeps the whole text's sample of a page stored before any of its lines was
+/// repeated (`by_content`); version 8 has none and is read without it; a damaged flag is
+/// refused.
+#[test]
+fn version_9_whole_samples_round_trip_and_version_8_is_read_without() {
+    let det = shared_detector();
+    let set: Vec<u32> = (0..1000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let mut set = set;
+    set.sort_unstable();
+    set.dedup();
+    for mut s in sketches(det).into_iter().filter(|s| s.veto.is_some()) {
+        let v = s.veto.as_mut().unwrap();
+        v.whole_sample = Some(PackedBottomK::pack(&BottomK::new(&set, 256)));
+        let (b8, b9) = (encoded(&s, VERSION_8), encoded(&s, VERSION));
+        assert_eq!(decode(&b9).unwrap(), as_stored(&s));
+        let mut without = as_stored(&s);
+        without.veto.as_mut().unwrap().whole_sample = None;
+        assert_eq!(decode(&b8).unwrap(), without);
+        assert!(b9.len() > b8.len() + 256);
+    }
+    // The flag after the lines of a sketch without a sample: 0; any other value but 1 is
+    // refused by name.
+    let s = sketches(det).into_iter().find(|s| {
+        s.veto
+            .as_ref()
+            .is_some_and(|v| v.part.is_none() && v.thin.is_none())
+            && s.body.is_none()
+    });
+    let s = s.expect("a sketch with lines only");
+    let b = encoded(&s, VERSION);
+    let at = b.len() - 2;
+    assert_eq!(b[at], 0, "whole-sample flag");
+    let mut bad = b.clone();
+    bad[at] = 7;
+    let e = decode(&bad).unwrap_err();
+    assert!(e.contains("whole-sample flag"), "{e}");
 }
