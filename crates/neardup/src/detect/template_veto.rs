@@ -113,13 +113,12 @@ pub struct TemplateVetoOptions {
     pub own_repeated_lines: bool,
     /// Online, a match with a page stored before any of its lines was repeated is also vetoed
     /// when each of the two has text of its own that the other lacks, in comparable amounts
-    /// ([`VetoRules::vetoed_by_content`]): such pages then keep their whole text's guard
-    /// sample. Off by default, and not safe on: it lifts the online engine's F1 on every
-    /// short-text set with templates of the development split (by up to 0.065, sent one at a
-    /// time), loses up to 0.007 on sets of an article's copies, and on four held-out sets
-    /// stores a page whose stale distinct part then absorbs every later page of its site (F1
-    /// 0.937 → 0.038; docs/quality.md, "Pages stored before any of their lines was repeated
-    /// (measured, not adopted)"). Recorded only when on.
+    /// ([`VetoRules::vetoed_by_content`]; such pages keep a sample of their whole text), and a
+    /// stored page's distinct part whose lines have mostly become template lines since is not
+    /// taken as held by the checked page ([`VetoRules::stands_with_stale_part`]). Off by
+    /// default: short-text sets with templates sent one at a time gain up to 0.165 F1, sets of
+    /// an article's copies lose up to 0.007 (docs/quality.md, "Pages stored before any of their
+    /// lines was repeated (measured, not adopted)"). Recorded only when on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub by_content: bool,
     /// How many of the smallest hashes of each guard set (the whole document's and its
@@ -685,6 +684,18 @@ impl VetoRules {
         mine: Option<&DistinctSketch>,
         theirs: Option<&DistinctPart>,
     ) -> bool {
+        self.stands_guarded(verdict, mine, theirs, true)
+    }
+
+    /// [`stands`](Self::stands), the guard's "their part lies in my whole" asked only when
+    /// `their_part_held` ([`stands_with_stale_part`](Self::stands_with_stale_part) does not).
+    fn stands_guarded(
+        &self,
+        verdict: &Verdict,
+        mine: Option<&DistinctSketch>,
+        theirs: Option<&DistinctPart>,
+        their_part_held: bool,
+    ) -> bool {
         let (Some(mine), Some(theirs)) = (mine, theirs) else {
             return true;
         };
@@ -703,7 +714,7 @@ impl VetoRules {
         else {
             return false;
         };
-        their_part.contained_in_set(&g.whole) >= at_least
+        their_part_held && their_part.contained_in_set(&g.whole) >= at_least
             || their_whole
                 .contains_set(&g.part)
                 .is_some_and(|c| c >= at_least)

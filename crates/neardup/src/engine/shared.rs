@@ -296,6 +296,8 @@ impl Shared {
                     .thin_repeated(&d.text, &keys, &line_docs)
                     .map(|r| ThinPage::of(&r, &v.lines));
             }
+            v.part_repeated =
+                veto::part_repeated(rules, &keys, &line_docs, &v.lines, distinct.as_ref());
             (v.whole_sample, v.own) = veto::by_content(
                 rules,
                 &d.text,

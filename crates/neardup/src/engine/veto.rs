@@ -27,6 +27,7 @@ use super::sketch::{ThinPage, VetoSketch};
 use crate::detect::containment::PackedBottomK;
 use crate::detect::Stage;
 use crate::hash::{xxh3, FastBuild};
+use crate::template_veto::DistinctSketch;
 use crate::template_veto::{LineKey, OwnLines, VetoRules};
 
 /// Whether a duplicate answered by `stage` has its lines counted: every one but the copies of
@@ -246,9 +247,11 @@ pub(super) fn veto_sketch(
         .then(|| rules.thin_repeated(text, keys, &line_docs))
         .flatten()
         .map(|r| ThinPage::of(&r, &lines));
+    let part_repeated = part_repeated(rules, keys, &line_docs, &lines, distinct.as_ref());
     VetoSketch {
         whole_sample,
         own,
+        part_repeated,
         had_repeats: line_docs.iter().any(|&n| n >= min_docs),
         thin,
         lines,
@@ -261,6 +264,31 @@ pub(super) fn veto_sketch(
             Vec::new()
         },
     }
+}
+
+/// Under [`by_content`](crate::template_veto::TemplateVetoOptions::by_content), for a document
+/// with a distinct part (`distinct`, not template-only) whose lines have `keys`
+/// and are held by `line_docs` documents: which of its counted lines (`lines`,
+/// [`VetoSketch::lines`]) were repeated, so that the index can tell when its part goes stale
+/// ([`VetoRules::stands_with_stale_part`]).
+pub(super) fn part_repeated(
+    rules: &VetoRules,
+    keys: &[Option<LineKey>],
+    line_docs: &[u32],
+    lines: &[u64],
+    distinct: Option<&DistinctSketch>,
+) -> Option<ThinPage> {
+    if !rules.options().by_content || distinct.is_none_or(|d| d.signature.is_empty()) {
+        return None;
+    }
+    let min_docs = rules.options().min_docs;
+    let repeated: Vec<u64> = keys
+        .iter()
+        .zip(line_docs)
+        .filter(|(_, &n)| n >= min_docs)
+        .filter_map(|(k, _)| k.map(|k| k.exact))
+        .collect();
+    Some(ThinPage::of(&repeated, lines))
 }
 
 /// What a match is judged by when one side was stored before any of its lines was repeated

@@ -17,8 +17,14 @@
 //! lines ([`OwnLines`]: held by fewer than
 //! [`min_docs`](super::TemplateVetoOptions::min_docs) documents). A match stands unless both
 //! have own lines the other lacks and the checked document's lie outside the stored page
-//! ([`VetoRules::vetoed_by_content`]). Under
-//! [`by_content`](super::TemplateVetoOptions::by_content) only (off by default).
+//! ([`VetoRules::vetoed_by_content`]).
+//!
+//! A page stored with a distinct part while its site's lines were held by only a few
+//! documents kept them in its part; once they are template lines, every later page of the site
+//! holds that part, so the containment guard's "their part lies in my whole" is no evidence
+//! ([`VetoRules::stands_with_stale_part`]).
+//!
+//! Both only under [`by_content`](super::TemplateVetoOptions::by_content), off by default.
 
 use super::{without_numerals, LineKey, VetoRules};
 use crate::detect::containment::{shingle_set, BottomK, PackedBottomK};
@@ -185,6 +191,25 @@ impl VetoRules {
     }
 }
 
+impl VetoRules {
+    /// [`stands`](Self::stands) against a document whose distinct part has gone stale: most
+    /// lines of its part when it was stored (not yet repeated) are template lines now (held by
+    /// [`min_docs`](super::TemplateVetoOptions::min_docs) stored documents, or by
+    /// [`UNLEARNED_TEMPLATE_DOCS`](super::UNLEARNED_TEMPLATE_DOCS) counting the duplicates
+    /// answered) — a site's menu, related-articles list and footer, stored with an early page
+    /// of the site before more of its pages came. Such a part holds what every later page of the site holds, so the
+    /// containment guard's direction "their part lies in my whole" is not evidence and is not
+    /// asked; the parts' agreement and "my part lies in their whole" still are.
+    pub fn stands_with_stale_part(
+        &self,
+        verdict: &Verdict,
+        mine: Option<&super::DistinctSketch>,
+        theirs: Option<&super::DistinctPart>,
+    ) -> bool {
+        self.stands_guarded(verdict, mine, theirs, false)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,5 +304,51 @@ mod tests {
         // The stored copy's own line (the ad) is one the original lacks; the original has
         // no line the copy lacks.
         assert!(stands(&a, &b));
+    }
+
+    /// A stale part (a site's lines stored with an early page) lies in every later page of the
+    /// site: the guard's "their part lies in my whole" lets the match stand, the stale form does
+    /// not; "my part lies in their whole" still does in both.
+    #[test]
+    fn a_stale_part_is_not_evidence_that_the_checked_page_holds_the_stored_one() {
+        let r = rules();
+        let verdict = Verdict {
+            of: 0,
+            distance: None,
+            similarity: Some(0.8),
+            stage: crate::detect::Stage::Minhash,
+        };
+        let part = |text: &str, whole: &str| {
+            let t = r.normalize_whole(text);
+            let w = r.normalize_whole(whole);
+            crate::template_veto::DistinctSketch {
+                signature: (0..128)
+                    .map(|i| i as u32 * 7919 + text.len() as u32)
+                    .collect(),
+                guard: Some(crate::template_veto::GuardSets {
+                    whole: crate::detect::containment::shingle_set(&w, 5),
+                    part: crate::detect::containment::shingle_set(&t, 5),
+                }),
+            }
+        };
+        let site = "Reading Room: home, top charts, sign in, contact, forum, help and blog.";
+        let stored_own = "Has he dined, canst thou tell? For I would not speak with him.";
+        let later_own = "Another says whip him out, and the third says hang him up there.";
+        // The stored page's part: its sentence and the site's line (not yet repeated then).
+        let theirs = r.kept(&part(
+            &format!("{stored_own}\n{site}"),
+            &format!("{stored_own}\n{site}\n{TEMPLATE}"),
+        ));
+        // A later page of the site: its part is its sentence alone.
+        let mine = part(later_own, &format!("{later_own}\n{site}\n{TEMPLATE}"));
+        assert!(r.stands(&verdict, Some(&mine), Some(&theirs)));
+        assert!(!r.stands_with_stale_part(&verdict, Some(&mine), Some(&theirs)));
+        // A copy of the stored page whose part (an edited sentence) lies in the stored page.
+        let edited = stored_own.replace("thou", "you");
+        let copy = part(
+            &format!("{edited}\n{stored_own}"),
+            &format!("{edited}\n{stored_own}\n{site}\n{TEMPLATE}"),
+        );
+        assert!(r.stands_with_stale_part(&verdict, Some(&copy), Some(&theirs)));
     }
 }

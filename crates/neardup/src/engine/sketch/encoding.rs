@@ -15,9 +15,11 @@
 //! keys of the document's counted lines, sorted, whether any was repeated when it was stored,
 //! and with `thin` 1 (a `ThinPage`) a bit set of `ceil(n / 8)` bytes: bit `i` (of byte
 //! `i / 8`, lowest first) when key `i` is a line's exact key and that line was repeated;
-//! then `whole u8`: with 1, the containment guard's sample of the whole text of a document
+//! then `whole u8`: with 1, a sample of the whole text's character 3-grams of a document
 //! stored before any of its lines was repeated, written as the `distinct` part's samples are
-//! (`VetoSketch::whole_sample`);
+//! (`VetoSketch::whole_sample`); then `part u8`: with 1, for a document with a distinct part,
+//! a bit set of `ceil(n / 8)` bytes as `thin`'s: bit `i` when key `i` is a line's exact key and
+//! that line was repeated when it was stored (`VetoSketch::part_repeated`);
 //! `distinct` (64, under the template veto): `n u16 | signature u16×n | guard u8` (each slot's
 //! low 16 bits), then with `guard` 1 the samples of the whole document and of the distinct
 //! part, each `complete u8 | n u16 | width u8 | gaps` — the `n` ascending hashes as the gaps
@@ -26,10 +28,10 @@
 //! then, with `lines`, `body u8`: with 1 the document's indexed body follows as the whole is
 //! written (`exact u128 | chars u32 | flags u8` with only the `short`, `simhash`, `minhash`
 //! and `shingles` bits, then those parts).
-//! Version 8 is version 9 without `whole`; it is read (a match with such a document is judged
-//! by line counts alone, `VetoRules::stands_unlearned`), and a stored sketch without a whole
-//! sample is still written as version 8 (only `TemplateVetoOptions::by_content` makes them);
-//! the forms a segment keeps in memory are version 9.
+//! Version 8 is version 9 without `whole` and `part`; it is read (a match with such a document is judged
+//! by line counts alone, `VetoRules::stands_unlearned`), and a stored sketch without `whole`
+//! and `part` is still written as version 8 (only `TemplateVetoOptions::by_content` makes
+//! them); the forms a segment keeps in memory are version 9.
 //! Version 7 wrote each guard sample's hashes as `u32×n` (no `width`); it is read.
 //! Version 6 also wrote the short part's whole keys (`keys u64×n`); it is read.
 //! Version 5 is version 6 without `thin`; it is read (the document is not judged
@@ -105,16 +107,13 @@ pub(super) fn flags_at(b: &[u8]) -> usize {
 
 /// Appends the encoding of `s` to `out`.
 pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
-    // Only a whole-text sample needs version 9: without one a sketch is written as version 8
-    // wrote it, byte for byte.
-    let whole = s.veto.as_ref().is_some_and(|v| v.whole_sample.is_some());
-    encode_with(
-        s,
-        out,
-        false,
-        false,
-        if whole { VERSION } else { VERSION_8 },
-    )
+    // Only a whole-text sample or a part's lines need version 9: without them a sketch is
+    // written as version 8 wrote it, byte for byte.
+    let new = s
+        .veto
+        .as_ref()
+        .is_some_and(|v| v.whole_sample.is_some() || v.part_repeated.is_some());
+    encode_with(s, out, false, false, if new { VERSION } else { VERSION_8 })
 }
 
 /// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
@@ -209,6 +208,14 @@ fn encode_parts(
                 Some(w) => {
                     out.push(1);
                     write_sample(out, w);
+                }
+                None => out.push(0),
+            }
+            match &v.part_repeated {
+                Some(t) => {
+                    debug_assert_eq!(t.repeated.len(), v.lines.len().div_ceil(8));
+                    out.push(1);
+                    out.extend_from_slice(&t.repeated);
                 }
                 None => out.push(0),
             }
@@ -508,14 +515,22 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
         } else {
             None
         };
-        let whole_sample = if v >= VERSION {
-            match r.u8()? {
+        let (whole_sample, part_repeated) = if v >= VERSION {
+            let whole = match r.u8()? {
                 0 => None,
                 1 => Some(read_sample(&mut r)?),
                 x => return Err(format!("lines: whole-sample flag {x}")),
-            }
+            };
+            let repeated = match r.u8()? {
+                0 => None,
+                1 => Some(ThinPage {
+                    repeated: r.take(n.div_ceil(8))?.to_vec(),
+                }),
+                x => return Err(format!("lines: part-lines flag {x}")),
+            };
+            (whole, repeated)
         } else {
-            None
+            (None, None)
         };
         let part = if flags & DISTINCT != 0 {
             let n = r.u16()? as usize;
@@ -548,6 +563,7 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
             lines,
             whole_sample,
             own: None,
+            part_repeated,
             had_repeats,
             distinct_lines: Vec::new(),
             distinct: None,

@@ -95,6 +95,11 @@ pub(super) struct VetoSketch {
     /// Its own lines with their 5-grams, when it has a distinct part: only for a document
     /// being checked, never encoded.
     pub(super) own: Option<OwnLines>,
+    /// For a page stored with a distinct part (under `by_content`): which of its lines were
+    /// repeated then (the others made its part), to tell when its part has gone stale — most
+    /// of those lines since become template lines, as a site's menu and footer do once more
+    /// of its pages came ([`ThinPage::part_gone_stale`], [`VetoRules::stands_with_stale_part`]).
+    pub(super) part_repeated: Option<ThinPage>,
     /// When its distinct part was put off ([`DocSketch::deferred`]): how many documents held
     /// each of its lines when it was sketched (`line_keys` order), what the part is computed
     /// from. Otherwise empty. Never encoded.
@@ -143,6 +148,24 @@ impl ThinPage {
             })
             .map(|(_, &k)| docs(k));
         rules.template_only_now(repeated, UNLEARNED_TEMPLATE_DOCS)
+    }
+
+    /// Whether most lines of the page (`lines`) that were not repeated when it was stored —
+    /// the lines of its distinct part — have become template lines since (`template(k)`).
+    pub(super) fn part_gone_stale(&self, lines: &[u64], template: &dyn Fn(u64) -> bool) -> bool {
+        let (mut part, mut now) = (0usize, 0usize);
+        for (i, &k) in lines.iter().enumerate() {
+            if LineKey::is_exact(k)
+                && self
+                    .repeated
+                    .get(i / 8)
+                    .is_some_and(|b| b & (1 << (i % 8)) == 0)
+            {
+                part += 1;
+                now += usize::from(template(k));
+            }
+        }
+        2 * now > part
     }
 }
 
@@ -371,11 +394,6 @@ impl SketchIndex {
         self.det.has_exact(digest)
     }
 
-    /// The distinct part of the document at `pos` (under the template veto, when it has one).
-    fn part(&self, pos: usize) -> Option<DistinctPart> {
-        self.veto(pos).and_then(|v| v.part)
-    }
-
     /// The counted lines of the document at `pos` (empty without the template veto).
     pub(super) fn lines(&self, pos: usize) -> Vec<u64> {
         self.veto(pos).map(|v| v.lines).unwrap_or_default()
@@ -485,7 +503,16 @@ impl SketchIndex {
                             whole,
                         ))
                 } else {
-                    r.stands(&v, mine, self.part(pos).as_ref())
+                    let theirs = self.veto(pos).unwrap_or_default();
+                    let stale = theirs
+                        .part_repeated
+                        .as_ref()
+                        .is_some_and(|p| p.part_gone_stale(&theirs.lines, &template));
+                    if stale {
+                        r.stands_with_stale_part(&v, mine, theirs.part.as_ref())
+                    } else {
+                        r.stands(&v, mine, theirs.part.as_ref())
+                    }
                 };
                 if !stands {
                     continue;
@@ -578,5 +605,7 @@ pub(super) fn sort_strongest(found: &mut [(Verdict, u64)]) {
     found.sort_by(|a, b| compare_verdicts(&a.0, a.1, &b.0, b.1));
 }
 
+#[cfg(test)]
+mod content_tests;
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,7 @@ fn texts() -> Vec<String> {
 
 /// Sketches of `texts()`, each without and with the veto's parts (lines only; lines and a
 /// distinct part with and without guard samples; lines and an indexed body).
-fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
+pub(super) fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
     let set: Vec<u32> = (0..300u32).map(|i| i * 7919).collect();
     let mut out = Vec::new();
     for t in texts() {
@@ -76,6 +76,7 @@ fn sketches(det: &AutoDetector) -> Vec<DocSketch> {
                     line_docs: Vec::new(),
                     whole_sample: None,
                     own: None,
+                    part_repeated: None,
                 }),
                 deferred: None,
             });
@@ -118,7 +119,7 @@ fn without_body(s: &DocSketch) -> DocSketch {
 }
 
 /// `s` in encoding `version`.
-fn encoded(s: &DocSketch, version: u8) -> Vec<u8> {
+pub(super) fn encoded(s: &DocSketch, version: u8) -> Vec<u8> {
     let mut b = Vec::new();
     encode_with(s, &mut b, false, false, version);
     b
@@ -294,7 +295,7 @@ fn same_matches(a: &SketchIndex, b: &SketchIndex, q: &DocSketch) -> Vec<(Verdict
 
 /// What a sketch reads back as from the current encoding: its long parts' band keys left to
 /// the index, its short parts' keys as their tags (the low 32 bits zero).
-fn as_stored(s: &DocSketch) -> DocSketch {
+pub(super) fn as_stored(s: &DocSketch) -> DocSketch {
     let mut s = without_band_keys(s);
     for a in std::iter::once(&mut s.auto).chain(s.body.as_mut()) {
         if let Some(sh) = a.short.as_mut() {
@@ -691,7 +692,7 @@ proptest::proptest! {
 }
 
 /// One detector for the property test's cases (building one loads the jieba dictionary).
-fn shared_detector() -> &'static AutoDetector {
+pub(super) fn shared_detector() -> &'static AutoDetector {
     static DET: std::sync::OnceLock<AutoDetector> = std::sync::OnceLock::new();
     DET.get_or_init(|| {
         let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
@@ -776,44 +777,4 @@ fn candidates_ranked_across_segments_as_in_one_index() {
         capped > 20,
         "the phrase makes more candidates than are confirmed: {capped}"
     );
-}
-
-/// Version 9 keeps the whole text's sample of a page stored before any of its lines was
-/// repeated (`by_content`); version 8 has none and is read without it; a damaged flag is
-/// refused.
-#[test]
-fn version_9_whole_samples_round_trip_and_version_8_is_read_without() {
-    let det = shared_detector();
-    let set: Vec<u32> = (0..1000u32)
-        .map(|i| i.wrapping_mul(2_654_435_761))
-        .collect();
-    let mut set = set;
-    set.sort_unstable();
-    set.dedup();
-    for mut s in sketches(det).into_iter().filter(|s| s.veto.is_some()) {
-        let v = s.veto.as_mut().unwrap();
-        v.whole_sample = Some(PackedBottomK::pack(&BottomK::new(&set, 256)));
-        let (b8, b9) = (encoded(&s, VERSION_8), encoded(&s, VERSION));
-        assert_eq!(decode(&b9).unwrap(), as_stored(&s));
-        let mut without = as_stored(&s);
-        without.veto.as_mut().unwrap().whole_sample = None;
-        assert_eq!(decode(&b8).unwrap(), without);
-        assert!(b9.len() > b8.len() + 256);
-    }
-    // The flag after the lines of a sketch without a sample: 0; any other value but 1 is
-    // refused by name.
-    let s = sketches(det).into_iter().find(|s| {
-        s.veto
-            .as_ref()
-            .is_some_and(|v| v.part.is_none() && v.thin.is_none())
-            && s.body.is_none()
-    });
-    let s = s.expect("a sketch with lines only");
-    let b = encoded(&s, VERSION);
-    let at = b.len() - 2;
-    assert_eq!(b[at], 0, "whole-sample flag");
-    let mut bad = b.clone();
-    bad[at] = 7;
-    let e = decode(&bad).unwrap_err();
-    assert!(e.contains("whole-sample flag"), "{e}");
 }
