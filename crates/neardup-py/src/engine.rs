@@ -23,7 +23,9 @@ use crate::options::Options;
 /// ``simhash``), ``distance`` (simhash only), ``template_veto`` (``True``),
 /// ``template_own_lines`` (``True``; ``False`` opens a directory written before a template
 /// page's own lines repeated by its copies made its distinct part, as ``neardup serve
-/// --no-template-own-lines``), ``retention`` (seconds, default 2 days),
+/// --no-template-own-lines``), ``template_by_content`` (``False``; ``True`` judges the
+/// first pages of a new template by content, as ``neardup serve --template-by-content``),
+/// ``retention`` (seconds, default 2 days),
 /// ``segments`` (8), ``max_docs``, ``sync`` (``always``, ``batch``, ``none``),
 /// ``sync_interval`` (seconds, for ``batch``), ``snapshot_interval`` (seconds), and the
 /// fingerprint options of :class:`Fingerprinter`. Settings that change answers are recorded
@@ -130,6 +132,13 @@ impl Engine {
                 "`template_own_lines` applies to method=\"auto\" with the template veto, which is off here",
             ));
         }
+        let by_content = o.take::<bool>("template_by_content")?;
+        if by_content == Some(true) && (detector == EngineDetector::Simhash || veto == Some(false))
+        {
+            return Err(config(
+                "`template_by_content` applies to method=\"auto\" with the template veto, which is off here",
+            ));
+        }
         let distance = o.take::<u32>("distance")?;
         if distance.is_some() && detector != EngineDetector::Simhash {
             return Err(config(
@@ -161,6 +170,7 @@ impl Engine {
             template_veto: if veto.unwrap_or(true) {
                 d.template_veto.clone().map(|v| TemplateVetoOptions {
                     own_repeated_lines: own_lines.unwrap_or(v.own_repeated_lines),
+                    by_content: by_content.unwrap_or(v.by_content),
                     ..v
                 })
             } else {
@@ -187,6 +197,7 @@ impl Engine {
             "distance",
             "template_veto",
             "template_own_lines",
+            "template_by_content",
             "retention",
             "segments",
             "max_docs",

@@ -111,14 +111,21 @@ def test_engine_template_veto_is_on_by_default_and_can_be_turned_off(tmp_path):
     assert dup(plain) > 0
     with pytest.raises(neardup.ConfigMismatchError, match="template_veto"):
         neardup.Engine(tmp_path / "veto", template_veto=False)
-    # A directory written without the own-lines rule (as before it) opens only without it.
-    with neardup.Engine(tmp_path / "old", sync="none", template_own_lines=False) as e:
-        e.check_and_insert_many(docs)
-    with pytest.raises(neardup.ConfigMismatchError, match="own_repeated_lines: stored false"):
-        neardup.Engine(tmp_path / "old")
-    with neardup.Engine(tmp_path / "old", template_own_lines=False) as e:
-        assert e.check_and_insert("p0", docs[0]["text"])["status"] == "duplicate"
+    # A directory written without the own-lines rule (as before it), or judging by content,
+    # opens only so, and the setting is named.
+    for name, option, stored in [
+        ("old", {"template_own_lines": False}, "own_repeated_lines: stored false"),
+        ("content", {"template_by_content": True}, "by_content: stored true"),
+    ]:
+        with neardup.Engine(tmp_path / name, sync="none", **option) as e:
+            e.check_and_insert_many(docs)
+        with pytest.raises(neardup.ConfigMismatchError, match=stored):
+            neardup.Engine(tmp_path / name)
+        with neardup.Engine(tmp_path / name, **option) as e:
+            assert e.check_and_insert("p0", docs[0]["text"])["status"] == "duplicate"
     with pytest.raises(neardup.ConfigError, match="template_own_lines"):
         neardup.Engine(tmp_path / "t", template_veto=False, template_own_lines=False)
+    with pytest.raises(neardup.ConfigError, match="template_by_content"):
+        neardup.Engine(tmp_path / "t", template_veto=False, template_by_content=True)
     with pytest.raises(neardup.ConfigError, match="template_veto"):
         neardup.Engine(tmp_path / "s", method="simhash", template_veto=True)

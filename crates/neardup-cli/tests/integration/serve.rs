@@ -501,18 +501,28 @@ fn directory_written_before_template_own_lines_names_the_flag() {
         &["--no-template-own-lines"],
         "template_veto.own_repeated_lines: stored false, requested true",
     );
+    refused_without_the_veto("--no-template-own-lines");
+}
+
+/// `flag`, a setting of the template veto, is refused with `--no-template-veto` before
+/// anything is written.
+fn refused_without_the_veto(flag: &str) {
     let dir = tempfile::tempdir().unwrap();
-    assert!(refused_start(
-        dir.path(),
-        &[
-            "--data-dir",
-            "e",
-            "--no-template-veto",
-            "--no-template-own-lines"
-        ]
-    )
-    .contains("which is off here"));
+    let args = ["--data-dir", "e", "--no-template-veto", flag];
+    assert!(refused_start(dir.path(), &args).contains("which is off here"));
     assert!(!dir.path().join("e").exists());
+}
+
+/// A data directory written with `--template-by-content` is refused without it, naming the
+/// setting and the flag, and opens with it; the flag without the veto is refused before
+/// anything is written.
+#[test]
+fn directory_written_by_content_names_the_flag() {
+    written_with_flag_is_refused_naming_it(
+        &["--template-by-content"],
+        "template_veto.by_content: stored true, requested false",
+    );
+    refused_without_the_veto("--template-by-content");
 }
 
 /// A data directory written before quotes were matched (no quote edge recorded) is refused

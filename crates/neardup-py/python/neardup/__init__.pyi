@@ -214,6 +214,7 @@ class Engine:
         distance: Optional[int] = None,
         template_veto: Optional[bool] = None,
         template_own_lines: Optional[bool] = None,
+        template_by_content: Optional[bool] = None,
         retention: Optional[float] = None,
         segments: Optional[int] = None,
         max_docs: Optional[int] = None,

@@ -114,7 +114,7 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
     }
     // A descriptor without `bits` means 32-bit entries, a containment without `edge` no quotes,
     // a veto without `guard_sample` samples of 256 (see `config_blob`), one without
-    // `own_repeated_lines` that rule off.
+    // `own_repeated_lines` or `by_content` those rules off.
     fn with_bits(mut v: serde_json::Value) -> serde_json::Value {
         if let Some(m) = v
             .pointer_mut("/detector/minhash")
@@ -136,6 +136,7 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
                 .or_insert(serde_json::json!(UNRECORDED_GUARD_SAMPLE));
             t.entry("own_repeated_lines")
                 .or_insert(serde_json::json!(false));
+            t.entry("by_content").or_insert(serde_json::json!(false));
         }
         v
     }
