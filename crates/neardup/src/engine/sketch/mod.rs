@@ -88,12 +88,13 @@ pub(super) struct VetoSketch {
     /// For a thin page stored with repeated lines: which were repeated, to judge it again
     /// with the line counts of each match.
     pub(super) thin: Option<ThinPage>,
-    /// Stored before any of its lines was repeated (with two counted lines or more): the
-    /// containment guard's sample of its whole text, what a later match with it is judged by
-    /// before its lines' counts can ([`VetoRules::vetoed_by_content`]).
+    /// Stored before any of its lines was repeated (with two counted lines or more, under
+    /// `by_content`): a bottom-256 sample of its whole text's character 3-grams
+    /// ([`VetoRules::whole_sample`]), what a later match with it is judged by before its
+    /// lines' counts can ([`VetoRules::vetoed_by_content`]).
     pub(super) whole_sample: Option<PackedBottomK>,
-    /// Its own lines with their 5-grams, when it has a distinct part: only for a document
-    /// being checked, never encoded.
+    /// Its own lines with their 3-grams, when it has a distinct part (under `by_content`):
+    /// only for a document being checked, never encoded.
     pub(super) own: Option<OwnLines>,
     /// For a page stored with a distinct part (under `by_content`): which of its lines were
     /// repeated then (the others made its part), to tell when its part has gone stale — most
