@@ -596,3 +596,61 @@ fn second_page_of_a_new_template_is_vetoed_by_content() {
         off[2]
     );
 }
+
+/// Under `by_content`, the first page's sample of its whole text survives a restart from the
+/// log and one from a snapshot: later pages of its template are still vetoed by content
+/// against it (line counts alone would let the first of them match it).
+#[test]
+fn first_page_judged_by_content_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+    let open = || {
+        let cfg = EngineConfig {
+            sync: SyncMode::None,
+            maintenance_interval: None,
+            template_veto: Some(crate::template_veto::TemplateVetoOptions {
+                by_content: true,
+                ..Default::default()
+            }),
+            ..EngineConfig::default()
+        };
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        Engine::open(dir.path(), fp, cfg, clock.clone()).unwrap()
+    };
+    let e = open();
+    assert!(
+        e.check_and_insert(Doc::text("p0", templated(BODIES[0])))
+            .unwrap()
+            .stored
+    );
+    let p1 = e
+        .check_and_insert(Doc::text("p1", templated(BODIES[1])))
+        .unwrap();
+    assert_eq!(duplicate_of(&p1), Some("p0"), "{p1:?}");
+    // From the log.
+    drop(e);
+    let e = open();
+    let p2 = e
+        .check_and_insert(Doc::text("p2", templated(BODIES[2])))
+        .unwrap();
+    assert!(
+        p2.stored,
+        "vetoed by content after a restart from the log: {p2:?}"
+    );
+    // From a snapshot.
+    e.shutdown().unwrap();
+    drop(e);
+    let e = open();
+    let p3 = e
+        .check_and_insert(Doc::text("p3", templated(BODIES[3])))
+        .unwrap();
+    assert!(
+        p3.stored,
+        "vetoed by content after a restart from a snapshot: {p3:?}"
+    );
+    // The first page is still indexed: an exact copy of it is its duplicate.
+    let copy = e
+        .check_and_insert(Doc::text("copy", templated(BODIES[0])))
+        .unwrap();
+    assert_eq!(duplicate_of(&copy), Some("p0"), "{copy:?}");
+}
