@@ -10,6 +10,7 @@
 //! cargo bench -p neardup --bench engine_auto
 //! NEARDUP_BENCH_DOCS=1000000 cargo bench -p neardup --bench engine_auto
 //! NEARDUP_BENCH_NO_VETO=1 cargo bench -p neardup --bench engine_auto   # without the template veto
+//! NEARDUP_BENCH_BY_CONTENT=1 cargo bench -p neardup --bench engine_auto # the veto judging by content
 //! NEARDUP_BENCH_ALL_LONG=1 cargo bench -p neardup --bench engine_auto  # long documents only
 //! NEARDUP_BENCH_SEGMENTS=4 cargo bench -p neardup --bench engine_auto   # spread over 4 segments
 //! NEARDUP_BENCH_RESTARTS=5 cargo bench -p neardup --bench engine_auto   # the median of 5 restarts
@@ -45,6 +46,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use neardup::engine::{Decision, Doc, Engine, EngineConfig, EngineError, ManualClock, SyncMode};
+use neardup::template_veto::TemplateVetoOptions;
 use neardup::{FingerprintConfig, Fingerprinter};
 
 /// Long and short base texts (corpora, or the bundled fixtures).
@@ -188,8 +190,16 @@ fn bench(c: &mut Criterion) {
         maintenance_interval: None,
         ..EngineConfig::default()
     };
+    // `NEARDUP_BENCH_BY_CONTENT=1`: the veto with `TemplateVetoOptions::by_content`.
+    let by_content = std::env::var_os("NEARDUP_BENCH_BY_CONTENT").is_some();
     let cfg = if veto {
-        cfg
+        EngineConfig {
+            template_veto: cfg
+                .template_veto
+                .clone()
+                .map(|v| TemplateVetoOptions { by_content, ..v }),
+            ..cfg
+        }
     } else {
         EngineConfig {
             detector: neardup::engine::EngineDetector::auto(false),
@@ -197,7 +207,14 @@ fn bench(c: &mut Criterion) {
             ..cfg
         }
     };
-    println!("template veto: {}", if veto { "on" } else { "off" });
+    println!(
+        "template veto: {}",
+        match (veto, by_content) {
+            (false, _) => "off",
+            (true, false) => "on",
+            (true, true) => "on, by content",
+        }
+    );
     let segments: i64 = std::env::var("NEARDUP_BENCH_SEGMENTS")
         .ok()
         .and_then(|v| v.parse().ok())
