@@ -588,6 +588,16 @@ impl VetoRules {
         line_docs.iter().any(|&n| n >= self.opts.min_docs)
     }
 
+    /// The exact keys of the lines (`keys`, held by `line_docs` documents) held by
+    /// [`min_docs`](TemplateVetoOptions::min_docs) documents: the repeated ones.
+    pub fn repeated_lines(&self, keys: &[Option<LineKey>], line_docs: &[u32]) -> Vec<u64> {
+        keys.iter()
+            .zip(line_docs)
+            .filter(|(_, &n)| n >= self.opts.min_docs)
+            .filter_map(|(k, _)| k.map(|k| k.exact))
+            .collect()
+    }
+
     /// For a [`thin`](Self::thin) page with repeated lines (`keys` its line keys, `line_docs`
     /// how many documents hold each by its exact key), the exact keys of those lines, sorted
     /// and distinct: what [`template_only_now`](Self::template_only_now) is asked of later.
@@ -598,13 +608,7 @@ impl VetoRules {
         keys: &[Option<LineKey>],
         line_docs: &[u32],
     ) -> Option<Vec<u64>> {
-        let min = self.opts.min_docs;
-        let mut repeated: Vec<u64> = keys
-            .iter()
-            .zip(line_docs)
-            .filter(|(_, &n)| n >= min)
-            .filter_map(|(k, _)| k.map(|k| k.exact))
-            .collect();
+        let mut repeated = self.repeated_lines(keys, line_docs);
         if repeated.is_empty() || !self.thin(text, line_docs) {
             return None;
         }

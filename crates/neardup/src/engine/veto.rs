@@ -281,14 +281,7 @@ pub(super) fn part_repeated(
     if !rules.options().by_content || distinct.is_none_or(|d| d.signature.is_empty()) {
         return None;
     }
-    let min_docs = rules.options().min_docs;
-    let repeated: Vec<u64> = keys
-        .iter()
-        .zip(line_docs)
-        .filter(|(_, &n)| n >= min_docs)
-        .filter_map(|(k, _)| k.map(|k| k.exact))
-        .collect();
-    Some(ThinPage::of(&repeated, lines))
+    Some(ThinPage::of(&rules.repeated_lines(keys, line_docs), lines))
 }
 
 /// What a match is judged by when one side was stored before any of its lines was repeated

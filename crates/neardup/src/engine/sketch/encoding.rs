@@ -194,14 +194,7 @@ fn encode_parts(
         }
         out.push(u8::from(v.had_repeats));
         if version >= VERSION_6 {
-            match &v.thin {
-                Some(t) => {
-                    debug_assert_eq!(t.repeated.len(), v.lines.len().div_ceil(8));
-                    out.push(1);
-                    out.extend_from_slice(&t.repeated);
-                }
-                None => out.push(0),
-            }
+            write_line_bits(out, v.thin.as_ref(), v.lines.len());
         }
         if version >= VERSION {
             match &v.whole_sample {
@@ -211,14 +204,7 @@ fn encode_parts(
                 }
                 None => out.push(0),
             }
-            match &v.part_repeated {
-                Some(t) => {
-                    debug_assert_eq!(t.repeated.len(), v.lines.len().div_ceil(8));
-                    out.push(1);
-                    out.extend_from_slice(&t.repeated);
-                }
-                None => out.push(0),
-            }
+            write_line_bits(out, v.part_repeated.as_ref(), v.lines.len());
         }
         if let Some(p) = v.part.as_ref().filter(|_| !hold) {
             out.extend_from_slice(&(p.signature.len() as u16).to_le_bytes());
@@ -258,6 +244,34 @@ fn encode_parts(
                 None => out.push(0),
             }
         }
+    }
+}
+
+/// Writes `bits`, a bit a line of a document's `lines` counted lines: `0`, or `1` then the
+/// `ceil(lines / 8)` bytes.
+fn write_line_bits(out: &mut Vec<u8>, bits: Option<&ThinPage>, lines: usize) {
+    match bits {
+        Some(t) => {
+            debug_assert_eq!(t.repeated.len(), lines.div_ceil(8));
+            out.push(1);
+            out.extend_from_slice(&t.repeated);
+        }
+        None => out.push(0),
+    }
+}
+
+/// Reads what [`write_line_bits`] wrote for `lines` lines; `what` names the flag in an error.
+fn read_line_bits(
+    r: &mut Reader<'_>,
+    lines: usize,
+    what: &str,
+) -> Result<Option<ThinPage>, String> {
+    match r.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(ThinPage {
+            repeated: r.take(lines.div_ceil(8))?.to_vec(),
+        })),
+        x => Err(format!("lines: {what} flag {x}")),
     }
 }
 
@@ -505,13 +519,7 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
             x => return Err(format!("lines: repeated flag {x}")),
         };
         let thin = if v >= VERSION_6 {
-            match r.u8()? {
-                0 => None,
-                1 => Some(ThinPage {
-                    repeated: r.take(n.div_ceil(8))?.to_vec(),
-                }),
-                x => return Err(format!("lines: thin flag {x}")),
-            }
+            read_line_bits(&mut r, n, "thin")?
         } else {
             None
         };
@@ -521,14 +529,7 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
                 1 => Some(read_sample(&mut r)?),
                 x => return Err(format!("lines: whole-sample flag {x}")),
             };
-            let repeated = match r.u8()? {
-                0 => None,
-                1 => Some(ThinPage {
-                    repeated: r.take(n.div_ceil(8))?.to_vec(),
-                }),
-                x => return Err(format!("lines: part-lines flag {x}")),
-            };
-            (whole, repeated)
+            (whole, read_line_bits(&mut r, n, "part-lines")?)
         } else {
             (None, None)
         };

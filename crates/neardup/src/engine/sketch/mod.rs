@@ -131,6 +131,13 @@ impl ThinPage {
         ThinPage { repeated: bits }
     }
 
+    /// Whether line `i` of the page is marked (was repeated when the page was stored).
+    fn marked(&self, i: usize) -> bool {
+        self.repeated
+            .get(i / 8)
+            .is_some_and(|b| b & (1 << (i % 8)) != 0)
+    }
+
     /// Whether the page, whose lines are `lines`, is template-only now that line `k` is held
     /// by `docs(k)` documents.
     pub(super) fn template_only_now(
@@ -142,11 +149,7 @@ impl ThinPage {
         let repeated = lines
             .iter()
             .enumerate()
-            .filter(|(i, _)| {
-                self.repeated
-                    .get(i / 8)
-                    .is_some_and(|b| b & (1 << (i % 8)) != 0)
-            })
+            .filter(|&(i, _)| self.marked(i))
             .map(|(_, &k)| docs(k));
         rules.template_only_now(repeated, UNLEARNED_TEMPLATE_DOCS)
     }
@@ -156,12 +159,7 @@ impl ThinPage {
     pub(super) fn part_gone_stale(&self, lines: &[u64], template: &dyn Fn(u64) -> bool) -> bool {
         let (mut part, mut now) = (0usize, 0usize);
         for (i, &k) in lines.iter().enumerate() {
-            if LineKey::is_exact(k)
-                && self
-                    .repeated
-                    .get(i / 8)
-                    .is_some_and(|b| b & (1 << (i % 8)) == 0)
-            {
+            if LineKey::is_exact(k) && !self.marked(i) {
                 part += 1;
                 now += usize::from(template(k));
             }

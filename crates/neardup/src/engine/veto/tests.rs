@@ -627,27 +627,20 @@ fn first_page_judged_by_content_across_restarts() {
         .check_and_insert(Doc::text("p1", templated(BODIES[1])))
         .unwrap();
     assert_eq!(duplicate_of(&p1), Some("p0"), "{p1:?}");
-    // From the log.
-    drop(e);
-    let e = open();
-    let p2 = e
-        .check_and_insert(Doc::text("p2", templated(BODIES[2])))
-        .unwrap();
-    assert!(
-        p2.stored,
-        "vetoed by content after a restart from the log: {p2:?}"
-    );
-    // From a snapshot.
-    e.shutdown().unwrap();
-    drop(e);
-    let e = open();
-    let p3 = e
-        .check_and_insert(Doc::text("p3", templated(BODIES[3])))
-        .unwrap();
-    assert!(
-        p3.stored,
-        "vetoed by content after a restart from a snapshot: {p3:?}"
-    );
+    // Restarted from the log, then from a snapshot: a later page of the template each time.
+    let mut e = e;
+    for (id, body, snapshot) in [("p2", BODIES[2], false), ("p3", BODIES[3], true)] {
+        if snapshot {
+            e.shutdown().unwrap();
+        }
+        drop(e);
+        e = open();
+        let a = e.check_and_insert(Doc::text(id, templated(body))).unwrap();
+        assert!(
+            a.stored,
+            "vetoed by content after a restart (snapshot {snapshot}): {a:?}"
+        );
+    }
     // The first page is still indexed: an exact copy of it is its duplicate.
     let copy = e
         .check_and_insert(Doc::text("copy", templated(BODIES[0])))
