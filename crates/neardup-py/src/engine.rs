@@ -25,6 +25,8 @@ use crate::options::Options;
 /// page's own lines repeated by its copies made its distinct part, as ``neardup serve
 /// --no-template-own-lines``), ``template_by_content`` (``False``; ``True`` judges the
 /// first pages of a new template by content, as ``neardup serve --template-by-content``),
+/// ``passages`` (``True``; ``False`` opens a directory written before long texts were indexed
+/// by their sentences, as ``neardup serve --no-passages``),
 /// ``retention`` (seconds, default 2 days),
 /// ``segments`` (8), ``max_docs``, ``sync`` (``always``, ``batch``, ``none``),
 /// ``sync_interval`` (seconds, for ``batch``), ``snapshot_interval`` (seconds), and the
@@ -126,6 +128,19 @@ impl Engine {
                 )))
             }
         };
+        let passages = o.take::<bool>("passages")?;
+        if passages.is_some() && detector == EngineDetector::Simhash {
+            return Err(config(
+                "`passages` applies to method=\"auto\" (quotes of long texts); method=\"simhash\" has none",
+            ));
+        }
+        let detector = match detector {
+            EngineDetector::Auto(mut p) if passages == Some(false) => {
+                p.passages = None;
+                EngineDetector::Auto(p)
+            }
+            d => d,
+        };
         let own_lines = o.take::<bool>("template_own_lines")?;
         if own_lines.is_some() && (detector == EngineDetector::Simhash || veto == Some(false)) {
             return Err(config(
@@ -198,6 +213,7 @@ impl Engine {
             "template_veto",
             "template_own_lines",
             "template_by_content",
+            "passages",
             "retention",
             "segments",
             "max_docs",

@@ -18,11 +18,12 @@ pub const SPEC_OPTIONS: &[&str] = &[
     "minhash_bits",
     "minhash_scheme",
     "quote_edge",
+    "passages",
 ];
 
 /// Takes `method`, `threshold`, `distance`, `template_veto` (default: `veto_default`) and
 /// MinHash's shingle sizes `minhash_char_ngram` and `minhash_word_ngram`, its signature
-/// entries' `minhash_bits` and the short path's `quote_edge`; refuses a setting
+/// entries' `minhash_bits`, the short path's `quote_edge` and `auto`'s `passages`; refuses a setting
 /// the method would ignore, as the command does.
 pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> {
     let d = DetectorSpec::default();
@@ -87,6 +88,13 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
             method.name()
         )));
     }
+    let passages = o.take::<bool>("passages")?;
+    if passages.is_some() && method != Method::Auto {
+        return Err(config(format!(
+            "`passages` sets the auto detector's quotes of long texts; method=\"{}\" would ignore it",
+            method.name()
+        )));
+    }
     let template_veto = o.take::<bool>("template_veto")?.unwrap_or(veto_default);
     // Out-of-range sizes are refused when the detector is built, with the library's message.
     Ok(DetectorSpec {
@@ -101,5 +109,6 @@ pub fn take_spec(o: &Options<'_>, veto_default: bool) -> PyResult<DetectorSpec> 
         bits: bits.unwrap_or(d.bits),
         // Out of [0, 0.5]: refused when the detector is built, with the library's message.
         quote_edge: quote_edge.unwrap_or(d.quote_edge),
+        passages: passages.unwrap_or(d.passages),
     })
 }

@@ -25,6 +25,7 @@ CASES = [
     (["--method", "minhash", "--minhash-bits", "16"], {"method": "minhash", "minhash_bits": 16}),
     (["--quote-edge", "0"], {"quote_edge": 0.0}),
     (["--method", "short", "--quote-edge", "0.3"], {"method": "short", "quote_edge": 0.3}),
+    (["--no-passages"], {"passages": False}),
 ]
 
 
@@ -64,6 +65,22 @@ def test_texts_keys_and_default_ids():
     ds = neardup.dedup(docs, text_key="body", id_key="url")
     assert ds[1].duplicate_of == "a"
     assert neardup.dedup(iter(docs), text_key="body", id_key="url")[1].duplicate_of == "a"
+
+
+ARTICLE = (
+    "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。"
+    "汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，遂分为三国。推其致乱之由，殆始于桓、灵二帝。"
+    "桓帝禁锢善类，崇信宦官。及桓帝崩，灵帝即位，大将军窦武、太傅陈蕃共相辅佐。"
+    "时有宦官曹节等弄权，窦武、陈蕃谋诛之，机事不密，反为所害，中涓自此愈横。"
+)
+QUOTE = "罗贯中说：“推其致乱之由，殆始于桓、灵二帝。桓帝禁锢善类，崇信宦官。”"
+
+
+def test_quote_of_a_long_text_is_found_by_its_sentences():
+    ds = neardup.dedup([ARTICLE, QUOTE])
+    assert ds[1].duplicate_of == 0 and ds[1].stage == "passage"
+    assert ds[1].similarity == pytest.approx(23 / 27)
+    assert neardup.dedup([ARTICLE, QUOTE], passages=False)[1].duplicate_of is None
 
 
 def test_same_result_at_any_thread_count(corpus):

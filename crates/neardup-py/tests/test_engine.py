@@ -129,3 +129,23 @@ def test_engine_template_veto_is_on_by_default_and_can_be_turned_off(tmp_path):
         neardup.Engine(tmp_path / "t", template_veto=False, template_by_content=True)
     with pytest.raises(neardup.ConfigError, match="template_veto"):
         neardup.Engine(tmp_path / "s", method="simhash", template_veto=True)
+
+
+def test_engine_finds_quotes_of_long_texts_across_reopen(tmp_path):
+    # As `neardup dedup`: a quote of two sentences of a stored article is its duplicate
+    # (stage "passage"), also after a reopen; a directory written without passages opens only
+    # so, and the setting is named.
+    from test_dedup import ARTICLE, QUOTE
+
+    with neardup.Engine(tmp_path / "on", sync="none") as e:
+        assert e.check_and_insert("article", ARTICLE)["status"] == "unique"
+    with neardup.Engine(tmp_path / "on", sync="none") as e:
+        a = e.check_and_insert("quote", QUOTE)
+        assert (a["duplicate_of"], a["stage"]) == ("article", "passage")
+    with neardup.Engine(tmp_path / "off", sync="none", passages=False) as e:
+        e.check_and_insert("article", ARTICLE)
+        assert e.check_and_insert("quote", QUOTE)["status"] == "unique"
+    with pytest.raises(neardup.ConfigMismatchError, match="passages: stored null"):
+        neardup.Engine(tmp_path / "off")
+    with pytest.raises(neardup.ConfigError, match="passages"):
+        neardup.Engine(tmp_path / "s", method="simhash", passages=False)

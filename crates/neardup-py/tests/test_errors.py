@@ -28,6 +28,7 @@ def test_exception_hierarchy():
         ({"method": "exact", "minhash_bits": 8}, "would ignore it"),
         ({"method": "minhash", "quote_edge": 0.1}, "would ignore it"),
         ({"quote_edge": 0.7}, "quote edge 0.7 is out of range"),
+        ({"method": "minhash", "passages": False}, "would ignore it"),
         ({"linkage": "single"}, 'use "online" or "components"'),
         ({"keep": "last"}, "keep `last`: use first or longest"),
         ({"features": "bigrams"}, "bigrams"),

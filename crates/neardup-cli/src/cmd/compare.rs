@@ -107,6 +107,10 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                         ),
                         None => format!("the shorter text lies inside the other, alignment {s:.3}"),
                     },
+                    (neardup::detect::Stage::Passage, Some(s)) => format!(
+                        "a quote: {:.0} % of B's letters are in sentences of A",
+                        s * 100.0
+                    ),
                     (st, _) => st.to_string(),
                 };
                 writeln!(out, "near-duplicates  (stage {}: {how})", v.stage)?;
@@ -151,6 +155,14 @@ pub fn run(mut args: CompareArgs) -> anyhow::Result<()> {
                 out,
                 "  quote:   without {k} characters at one edge (an attribution) it occurs verbatim: share {share:.3} (at most {} of it left out)",
                 opts.short.containment.as_ref().map_or(0.0, |c| c.edge)
+            )?;
+        }
+        if let Some(share) = e.passage_share {
+            writeln!(
+                out,
+                "  passage: {:.0} % of B's letters are in sentences of A (a quote from {:.0} %)",
+                share * 100.0,
+                opts.passages.as_ref().map_or(0.0, |p| p.min_share * 100.0)
             )?;
         }
         match e.minhash_similarity {

@@ -2,7 +2,7 @@
 //!
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
-//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `quote_edge`, `template_own_lines`, `template_by_content`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
+//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `quote_edge`, `passages`, `template_own_lines`, `template_by_content`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
 //! `max_batch`, `max_connections`, `header_timeout`, `body_timeout`, `snapshot_interval`,
 //! `backend`, `redis_prefix`), then defaults. Fingerprint
 //! options are flags only and are recorded in the data directory or the Redis index
@@ -90,6 +90,12 @@ pub struct Args {
     /// directory recorded without quotes opens with 0 [default: 0.2].
     #[arg(long, env = "NEARDUP_QUOTE_EDGE", value_name = "SHARE")]
     pub quote_edge: Option<f64>,
+    /// auto: do not index stored long texts by their sentences (as `neardup dedup
+    /// --no-passages`; by default a text of up to 467 letters whose sentences lie in one stored
+    /// long document is its duplicate: a quote). Recorded in the data directory: a directory
+    /// recorded without passages (written before them) opens only with this flag.
+    #[arg(long = "no-passages", env = "NEARDUP_NO_PASSAGES")]
+    pub no_passages: bool,
     /// auto, template veto: a page with template lines whose other lines are all repeated
     /// (by its own copies) has no distinct part of its own, so every other page of the template
     /// matches it; by default its lines held by fewer than the template's 32 documents are its
@@ -204,6 +210,7 @@ struct FileConfig {
     minhash_bits: Option<u32>,
     minhash_scheme: Option<String>,
     quote_edge: Option<f64>,
+    passages: Option<bool>,
     template_own_lines: Option<bool>,
     template_by_content: Option<bool>,
     segments: Option<u32>,
@@ -264,6 +271,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bits = args.minhash_bits.or(file.minhash_bits);
     let scheme = args.minhash_scheme.or(file.minhash_scheme);
     let quote_edge = args.quote_edge.or(file.quote_edge);
+    let passages = !args.no_passages && file.passages.unwrap_or(true);
     let detector = match args.detector.or(file.method).as_deref().unwrap_or("auto") {
         "auto" => match EngineDetector::auto(veto) {
             EngineDetector::Auto(mut p) => {
@@ -280,6 +288,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     if let Some(c) = p.short.containment.as_mut() {
                         c.edge = e;
                     }
+                }
+                if !passages {
+                    p.passages = None;
                 }
                 if let Some(s) = &scheme {
                     p.minhash.minhash.scheme = s.parse().map_err(|e| {
@@ -304,6 +315,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!(
             "--quote-edge (config key `quote_edge`) applies to the auto detector's short texts; \
              --method simhash has no short-text path"
+        );
+    }
+    if !passages && detector == EngineDetector::Simhash {
+        bail!(
+            "--no-passages (config key `passages`) applies to the auto detector's quotes of long \
+             texts; --method simhash has none"
         );
     }
     if (bits.is_some() || scheme.is_some()) && detector == EngineDetector::Simhash {
@@ -673,6 +690,20 @@ fn with_flag_hint(e: EngineError) -> EngineError {
                 difference: format!(
                     "{difference} (written before a page's own lines repeated by its copies \
                      made its distinct part: serve it with --no-template-own-lines)"
+                ),
+            }
+        }
+        EngineError::ConfigMismatch {
+            dir,
+            difference,
+            config,
+        } if difference.starts_with("detector.passages: stored null") => {
+            EngineError::ConfigMismatch {
+                dir,
+                config,
+                difference: format!(
+                    "{difference} (written before stored long texts were indexed by their \
+                     sentences: serve it with --no-passages)"
                 ),
             }
         }

@@ -389,6 +389,51 @@ fn reposts_are_duplicates_by_containment() {
     assert_eq!(out[1]["similarity"].as_f64(), Some(1.0), "{}", out[1]);
 }
 
+/// A quote of two sentences of a long article, after an attribution, is the article's
+/// duplicate by its sentences (stage `passage`, the share of its letters found as its
+/// similarity), and `--removed` says why; with `--no-passages` it is kept, and the flag with
+/// another method is refused.
+#[test]
+fn quotes_of_long_texts_are_found_by_their_sentences() {
+    let article = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，\
+                   又并入于汉。汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，遂分为三国。\
+                   推其致乱之由，殆始于桓、灵二帝。桓帝禁锢善类，崇信宦官。及桓帝崩，灵帝即位，\
+                   大将军窦武、太傅陈蕃共相辅佐。时有宦官曹节等弄权，窦武、陈蕃谋诛之，机事不密，\
+                   反为所害，中涓自此愈横。";
+    let quote = "罗贯中说：“推其致乱之由，殆始于桓、灵二帝。桓帝禁锢善类，崇信宦官。”";
+    let input = format!(
+        "{{\"id\":\"article\",\"text\":\"{article}\"}}\n{{\"id\":\"quote\",\"text\":\"{quote}\"}}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let removed = dir.path().join("removed.jsonl");
+    let out = ok(
+        &["dedup", "-q", "--removed", removed.to_str().unwrap()],
+        Some(input.as_bytes()),
+    );
+    assert_eq!(out[1]["duplicate_of"], "article", "{}", out[1]);
+    assert_eq!(out[1]["stage"], "passage", "{}", out[1]);
+    // 4 of the quote's 27 letters are its attribution.
+    let sim = out[1]["similarity"].as_f64().unwrap();
+    assert!((sim - 23.0 / 27.0).abs() < 1e-9, "{}", out[1]);
+    let why = std::fs::read_to_string(&removed).unwrap();
+    assert!(
+        why.contains("a quote: its sentences (85 % of its letters)"),
+        "{why}"
+    );
+    let off = ok(&["dedup", "-q", "--no-passages"], Some(input.as_bytes()));
+    assert_eq!(off[1]["duplicate_of"], Value::Null, "{}", off[1]);
+    let o = run(
+        &["dedup", "-q", "--method", "minhash", "--no-passages"],
+        Some(input.as_bytes()),
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("--no-passages") && e.contains("drop the flag"),
+        "{e}"
+    );
+}
+
 /// A quote (part of a post with an attribution before it) is a duplicate of the post by
 /// containment, with the share of it that occurs verbatim as its similarity; with
 /// `--quote-edge 0` the attribution counts against it and the two are apart.

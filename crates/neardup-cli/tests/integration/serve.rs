@@ -525,6 +525,27 @@ fn directory_written_by_content_names_the_flag() {
     refused_without_the_veto("--template-by-content");
 }
 
+/// A data directory written before long texts were indexed by their sentences (no passages
+/// recorded) is refused naming the setting and the flag that serves it, and opens with that
+/// flag; the flag for simhash is refused before anything is written.
+#[test]
+fn directory_written_before_passages_names_no_passages() {
+    written_with_flag_is_refused_naming_it(
+        &["--no-passages"],
+        "detector.passages: stored null, requested {",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let err = refused_start(
+        dir.path(),
+        &["--data-dir", "e", "--method", "simhash", "--no-passages"],
+    );
+    assert!(err.contains("--method simhash has none"), "{err}");
+    assert!(
+        !dir.path().join("e").exists(),
+        "a refused start wrote nothing"
+    );
+}
+
 /// A data directory written before quotes were matched (no quote edge recorded) is refused
 /// naming the setting and the flag that serves it, and opens with that flag; a share out of
 /// range, and quotes for simhash, are refused before anything is written.

@@ -159,6 +159,7 @@ class Deduper:
         minhash_bits: Optional[Literal[8, 16, 32]] = None,
         minhash_scheme: Optional[Literal["v3", "v2", "v1"]] = None,
         quote_edge: Optional[float] = None,
+        passages: Optional[bool] = None,
         threads: int = 0,
         **fingerprint_options: Any,
     ) -> None: ...
@@ -215,6 +216,7 @@ class Engine:
         template_veto: Optional[bool] = None,
         template_own_lines: Optional[bool] = None,
         template_by_content: Optional[bool] = None,
+        passages: Optional[bool] = None,
         retention: Optional[float] = None,
         segments: Optional[int] = None,
         max_docs: Optional[int] = None,
@@ -264,6 +266,7 @@ def dedup(
     minhash_bits: Optional[Literal[8, 16, 32]] = None,
     minhash_scheme: Optional[Literal["v3", "v2", "v1"]] = None,
     quote_edge: Optional[float] = None,
+    passages: Optional[bool] = None,
     linkage: Literal["online", "components"] = "online",
     keep: Literal["first", "longest"] = "first",
     threads: int = 0,

@@ -46,6 +46,10 @@
 //! by content too (`TemplateVetoOptions::by_content`).
 //! `SPLIT_EVAL_CONTAINMENT=0.8,0.85,0.9` replaces the columns with the default whose short path
 //! confirms containment from those alignment similarities (`ContainmentOptions::threshold`).
+//! `SPLIT_EVAL_PASSAGES=0,1,4,1/5` replaces the columns with the default without passages (0)
+//! and with long texts indexed by their sentences (`PolicyOptions::passages`: quotes of long
+//! texts), a sentence held by more than `h` documents counting for none; `h/m` keys fragments
+//! from `m` letters.
 //! `SPLIT_EVAL_EDGE=0,0.1,0.2` replaces the columns with the default whose short path's
 //! containment lets that share of the shorter text lie outside the longer at one edge
 //! (`ContainmentOptions::edge`).

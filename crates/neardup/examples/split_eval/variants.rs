@@ -319,6 +319,37 @@ pub(crate) fn variants() -> Vec<Variant> {
             })
             .collect();
     }
+    // `SPLIT_EVAL_PASSAGES=0,1,4,1/5`: the default without passages (0) and with long texts
+    // indexed by their sentences (`PolicyOptions::passages`), a sentence counting for none once
+    // more than `h` documents hold it (`max_holders`); `h/m` also keys fragments from `m`
+    // letters (`min_fragment`).
+    if let Ok(hs) = std::env::var("SPLIT_EVAL_PASSAGES") {
+        return hs
+            .split(',')
+            .map(|x| {
+                let (h, m) = x.split_once('/').unwrap_or((x, "8"));
+                let (h, m): (u32, u32) = (h.parse().unwrap(), m.parse().unwrap());
+                Variant {
+                    name: match h {
+                        0 => "no passages".into(),
+                        h => format!("passages, max_holders {h}, min_fragment {m}"),
+                    },
+                    veto: Some(TemplateVetoOptions::default()),
+                    policy: with(&|p| {
+                        p.minhash.lsh.threshold = 0.5;
+                        p.passages = (h > 0).then(|| neardup::detect::passages::PassageOptions {
+                            max_holders: h,
+                            min_fragment: m,
+                            ..Default::default()
+                        });
+                    }),
+                    engine: None,
+                    body_index: true,
+                    keep_traditional: false,
+                }
+            })
+            .collect();
+    }
     // `SPLIT_EVAL_EDGE=0,0.1,0.2`: the default with the short path's containment allowing
     // that share of the shorter text at one edge outside the longer (an attribution).
     if let Ok(es) = std::env::var("SPLIT_EVAL_EDGE") {

@@ -19,6 +19,7 @@
 pub mod alignment;
 pub mod containment;
 pub mod minhash;
+pub mod passages;
 pub mod policy;
 pub mod shorttext;
 pub mod spec;
@@ -51,6 +52,10 @@ pub enum Stage {
     /// with a comment or forwarding marker added, a quotation), confirmed by
     /// [`alignment::contained_similarity`].
     Containment,
+    /// A passage of a longer document: the text's sentences (all but an attribution at an
+    /// edge) are sentences of one stored long document — a quote
+    /// ([`crate::detect::passages`]).
+    Passage,
 }
 
 impl Stage {
@@ -64,6 +69,7 @@ impl Stage {
             Stage::Imatch => "imatch",
             Stage::Id => "id",
             Stage::Containment => "containment",
+            Stage::Passage => "passage",
         }
     }
 }
@@ -203,6 +209,16 @@ pub trait Detector: Send + Sync {
 
     /// Adds a document.
     fn insert(&mut self, doc: u32, sketch: Self::Sketch);
+
+    /// This detector as the index of bodies kept beside a detector of whole texts built the
+    /// same way ([`TemplateVeto::with_body_index`](crate::template_veto::TemplateVeto::with_body_index)):
+    /// it may leave out what the whole texts' index already answers. Default: itself.
+    fn into_body_index(self) -> Self
+    where
+        Self: Sized,
+    {
+        self
+    }
 
     /// Reorganises the index for faster lookups (band tables that grew by an eighth since
     /// they were last frozen are frozen again: `sketch/band_table.rs`), between batches of

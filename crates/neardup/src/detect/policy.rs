@@ -66,6 +66,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::detect::passages::{PassageIndex, PassageOptions, PassageSketch};
 use crate::detect::{Detector, SimhashDetector, Verdict};
 use crate::error::{Error, Result};
 use crate::exact::ExactDetector;
@@ -108,6 +109,12 @@ pub struct PolicyOptions {
     pub capacity: u64,
     /// The long path's MinHash.
     pub minhash: MinHashDetectorOptions,
+    /// Passages: long texts also indexed by their sentences, so that a quote of one to three
+    /// of them is found ([`crate::detect::passages`]). Default on
+    /// ([`PassageOptions::default`]); `None`: off. Not written when off, so a recorded
+    /// configuration without it reads as off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passages: Option<PassageOptions>,
 }
 
 impl Default for PolicyOptions {
@@ -122,6 +129,7 @@ impl Default for PolicyOptions {
                 script_band: Some(crate::minhash::SCRIPT_BAND),
                 ..MinHashDetectorOptions::default()
             },
+            passages: Some(PassageOptions::default()),
         }
     }
 }
@@ -139,6 +147,9 @@ pub struct AutoSketch {
     pub simhash: Option<u64>,
     /// MinHash (long path).
     pub minhash: Option<MinHashSketch>,
+    /// Passages (with [`PolicyOptions::passages`]): the fragments a long text is indexed by,
+    /// those a text within the short path's reach looks up.
+    pub passages: Option<Box<PassageSketch>>,
 }
 
 /// Which path a document takes.
@@ -161,6 +172,8 @@ pub struct AutoDetector {
     short: ShortTextDetector,
     simhash: Option<SimhashDetector>,
     minhash: Option<MinHashDetector>,
+    /// With [`PolicyOptions::passages`]: the normaliser that keeps line breaks, and the index.
+    passages: Option<(Normalizer, PassageIndex)>,
 }
 
 /// An [`AutoDetector`]'s band tables, shared to be frozen ([`AutoDetector::share_tables`]).
@@ -194,7 +207,17 @@ impl AutoDetector {
         let minhash = matches!(opts.long, LongMethod::Minhash | LongMethod::Either)
             .then(|| MinHashDetector::new(fp.clone(), opts.minhash.clone()))
             .transpose()?;
+        let passages = match &opts.passages {
+            Some(p) => {
+                p.check()?;
+                let mut lined = fp.config().normalize.clone();
+                lined.whitespace = false;
+                Some((Normalizer::new(lined), PassageIndex::new(p.clone())))
+            }
+            None => None,
+        };
         Ok(AutoDetector {
+            passages,
             normalizer: Normalizer::new(fp.config().normalize.clone()),
             exact: ExactDetector::new(fp.clone()),
             short: ShortTextDetector::new(fp.clone(), opts.short.clone())?,
@@ -281,6 +304,15 @@ impl AutoDetector {
             Some(m) if long => Some(m.sketch_normalized(&n, bytes)?),
             _ => None,
         };
+        let passages = match (&self.passages, &self.opts.passages) {
+            (Some((lined, _)), Some(o)) => {
+                let stored = chars > self.opts.short.max_chars;
+                let checked = chars <= self.short.reach();
+                let p = PassageSketch::of_text(&lined.normalize(text), o, stored, checked);
+                (p.is_stored() || p.is_checked()).then(|| Box::new(p))
+            }
+            _ => None,
+        };
         Ok((
             AutoSketch {
                 exact,
@@ -288,6 +320,7 @@ impl AutoDetector {
                 short,
                 simhash,
                 minhash,
+                passages,
             },
             skip,
         ))
@@ -404,9 +437,9 @@ impl AutoDetector {
         s.short.as_ref().map(|sh| self.short.query(sh))
     }
 
-    /// [`Detector::find`], with the short path confirming the slots `short.1` (chosen from
-    /// [`AutoDetector::short_candidates`], across detectors) with `s` prepared as `short.0`;
-    /// without, it confirms none.
+    /// [`Detector::find`] but for passages, with the short path confirming the slots `short.1`
+    /// (chosen from [`AutoDetector::short_candidates`], across detectors) with `s` prepared as
+    /// `short.0`; without, it confirms none.
     pub(crate) fn find_planned(
         &self,
         s: &AutoSketch,
@@ -434,6 +467,19 @@ impl AutoDetector {
             }
         }
         out
+    }
+
+    /// The passage index (with [`PolicyOptions::passages`]): [`Detector::find`] searches it
+    /// after [`AutoDetector::find_planned`]; the engine searches its segments' together
+    /// ([`crate::detect::passages::find_across`]).
+    pub(crate) fn passage_index(&self) -> Option<&PassageIndex> {
+        self.passages.as_ref().map(|(_, index)| index)
+    }
+
+    /// Adds a passage verdict to `out` as [`Detector::find`] does: unless `out` already holds
+    /// a verdict on the same document (found by a stage before it).
+    pub(crate) fn add_passage_verdict(out: &mut Vec<Verdict>, v: Verdict) {
+        push_unique(out, v);
     }
 }
 
@@ -472,7 +518,13 @@ impl Detector for AutoDetector {
             .short
             .as_ref()
             .map(|sh| (self.short.query(sh), self.short.candidates(sh).slots()));
-        self.find_planned(s, short.as_mut().map(|(q, slots)| (q, &slots[..])))
+        let mut out = self.find_planned(s, short.as_mut().map(|(q, slots)| (q, &slots[..])));
+        if let (Some((_, index)), Some(p)) = (&self.passages, &s.passages) {
+            if let Some(v) = index.find(p) {
+                push_unique(&mut out, v);
+            }
+        }
+        out
     }
 
     fn insert(&mut self, doc: u32, s: AutoSketch) {
@@ -488,6 +540,16 @@ impl Detector for AutoDetector {
         if let (Some(d), Some(m)) = (&mut self.minhash, s.minhash) {
             d.insert(doc, m);
         }
+        if let (Some((_, index)), Some(p)) = (&mut self.passages, s.passages) {
+            index.insert(doc, &p);
+        }
+    }
+
+    /// Without the passage index: a body's fragments are its whole text's, which the index of
+    /// whole texts holds (bodies are still looked up there).
+    fn into_body_index(mut self) -> Self {
+        self.passages = None;
+        self
     }
 
     fn tidy(&mut self) {
@@ -502,6 +564,7 @@ impl Detector for AutoDetector {
             + self.short.heap_bytes()
             + self.simhash.as_ref().map_or(0, |d| d.heap_bytes())
             + self.minhash.as_ref().map_or(0, |d| d.heap_bytes())
+            + self.passages.as_ref().map_or(0, |(_, p)| p.heap_bytes())
     }
 }
 
@@ -527,6 +590,10 @@ pub struct Explanation {
     /// its beginning or end (at most its `edge`; an attribution) are left out, and `k`
     /// ([`crate::shorttext::ContainmentOptions::edge`]).
     pub short_quote: Option<(f64, usize)>,
+    /// With passages on, when the first is a long text and the second within the short
+    /// path's reach: the share of the second's letters in sentences of the first (a quote
+    /// matches from [`PassageOptions::min_share`], 0.8 by default; [`crate::detect::passages`]).
+    pub passage_share: Option<f64>,
     /// Estimated Jaccard of the MinHash signatures (when both take the long path), and the
     /// threshold it is compared with.
     pub minhash_similarity: Option<f64>,
@@ -619,6 +686,14 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         }
         _ => (None, false),
     };
+    let passage_share = match (&opts.passages, &sa.passages, &sb.passages) {
+        (Some(o), Some(x), Some(y)) if x.is_stored() && y.is_checked() => {
+            let mut index = PassageIndex::new(o.clone());
+            index.insert(0, x);
+            Some(index.best_share(y).map_or(0.0, |(_, share)| share))
+        }
+        _ => None,
+    };
     let exact = sa.exact == sb.exact;
     det.insert(0, sa);
     let verdict = crate::detect::best_verdict(&det.find(&sb));
@@ -629,6 +704,7 @@ pub fn explain(fp: &Fingerprinter, opts: &PolicyOptions, a: &str, b: &str) -> Re
         same_numbers,
         short_containment,
         short_quote,
+        passage_share,
         minhash_similarity,
         minhash_other_kind,
         thresholds: (opts.short.threshold, opts.minhash.lsh.threshold),

@@ -147,6 +147,10 @@ pub struct DetectorSpec {
     /// at one edge, for `auto` and `short`, 0 to 0.5, 0 off (default 0.2,
     /// [`ContainmentOptions::edge`](crate::shorttext::ContainmentOptions::edge)).
     pub quote_edge: f64,
+    /// Quotes of long texts: `auto` also indexes each long text by its sentences, so that one
+    /// to three of them quoted in a shorter text are found (default true,
+    /// [`PolicyOptions::passages`], [`crate::detect::passages`]).
+    pub passages: bool,
 }
 
 impl Default for DetectorSpec {
@@ -162,6 +166,7 @@ impl Default for DetectorSpec {
             scheme: m.scheme,
             bits: crate::minhash::DEFAULT_BITS,
             quote_edge: crate::shorttext::ContainmentOptions::default().edge,
+            passages: true,
         }
     }
 }
@@ -206,6 +211,9 @@ impl DetectorSpec {
         opts.minhash.minhash.scheme = self.scheme;
         opts.minhash.bits = self.bits;
         opts.short = self.short_options();
+        if !self.passages {
+            opts.passages = None;
+        }
         opts
     }
 

@@ -247,6 +247,32 @@ mod tests {
         );
     }
 
+    /// A directory written before passages (its detector has no `passages`) is refused under
+    /// the default, naming the setting; it is the configuration with passages off (`neardup
+    /// serve --no-passages`), byte for byte.
+    #[test]
+    fn directory_without_passages_is_refused_by_name() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let with = |on: bool| {
+            let mut cfg = EngineConfig::default();
+            if let super::super::EngineDetector::Auto(p) = &mut cfg.detector {
+                if !on {
+                    p.passages = None;
+                }
+            }
+            config_blob(&fp, &cfg)
+        };
+        let old = with(false);
+        assert!(!old.contains("passages"), "{old}");
+        let now = config_blob(&fp, &EngineConfig::default());
+        assert_eq!(now, with(true));
+        let d = config_difference(old.as_bytes(), &now);
+        assert!(
+            d.starts_with("detector.passages: stored null, requested {"),
+            "{d}"
+        );
+    }
+
     /// A directory written before quotes were matched (its containment has no `edge`) is
     /// refused under the default, naming the setting and both values; it is the
     /// configuration with quotes off (`neardup serve --quote-edge 0`).

@@ -14,7 +14,7 @@ use neardup::detect::{Detector, Stage, Verdict};
 use neardup::engine::{
     Clock, Decision, Doc, Engine, EngineConfig, EngineDetector, EngineError, ManualClock, SyncMode,
 };
-use neardup::eval::{jsonl_sources, make_set, sentence_sources, MakeOptions, SourceDoc};
+use neardup::eval::{jsonl_sources, make_set, sentence_sources, Kind, MakeOptions, SourceDoc};
 use neardup::policy::{AutoDetector, PolicyOptions};
 use neardup::template_veto::{
     DistinctPart, DistinctSketch, LineKey, TemplateVetoOptions, VetoRules,
@@ -63,6 +63,19 @@ fn texts() -> Vec<String> {
                 seed: 7 + i as u64,
                 max_sources: 150,
                 min_chars: 10,
+                ..MakeOptions::default()
+            },
+        );
+        out.extend(set.docs.into_iter().map(|d| d.text));
+        // Reposts, quotes and excerpts of the same sources: quotes of long texts are found by
+        // their sentences (passages), which the engine keeps in its log and snapshots.
+        let set = make_set(
+            g,
+            &MakeOptions {
+                seed: 70 + i as u64,
+                max_sources: 100,
+                min_chars: 10,
+                kinds: vec![Kind::Repost, Kind::Quote, Kind::Excerpt],
                 ..MakeOptions::default()
             },
         );
@@ -208,6 +221,10 @@ fn streaming_through_the_engine_gives_dedups_decisions() {
     let stages: std::collections::BTreeSet<&str> =
         want.iter().flatten().map(|w| w.1.as_str()).collect();
     assert!(stages.len() >= 2, "several stages decide: {stages:?}");
+    assert!(
+        stages.contains("passage"),
+        "quotes of long texts are found by their sentences: {stages:?}"
+    );
     eprintln!(
         "{} documents, {dups} duplicates, stages {stages:?}, corpora: {}",
         texts.len(),
@@ -475,7 +492,10 @@ fn streaming_through_the_engine_under_the_template_veto_gives_the_online_rules_d
     };
     let mut dd = neardup::dedup::Deduper::new(OnlineVeto {
         inner: AutoDetector::new(fp.clone(), policy.clone()).unwrap(),
-        bodies: AutoDetector::new(fp.clone(), policy.clone()).unwrap(),
+        // Bodies are found by their sentences in the whole texts' passage index.
+        bodies: AutoDetector::new(fp.clone(), policy.clone())
+            .unwrap()
+            .into_body_index(),
         rules: VetoRules::new(fp.clone(), TemplateVetoOptions::default()).unwrap(),
         stored: Default::default(),
         duplicates: Default::default(),

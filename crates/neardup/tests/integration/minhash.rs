@@ -290,7 +290,11 @@ fn copies_on_either_side_of_the_script_cut_are_found() {
         "the two must lie on either side of the cut: {shares:?}"
     );
     for (band, found) in [(true, true), (false, false)] {
-        let mut opts = PolicyOptions::default();
+        // The excerpt's sentences are the page's: passages would find it either way.
+        let mut opts = PolicyOptions {
+            passages: None,
+            ..PolicyOptions::default()
+        };
         if !band {
             opts.minhash.script_band = None;
         }

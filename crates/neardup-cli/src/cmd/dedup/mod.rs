@@ -133,6 +133,11 @@ pub struct Args {
     /// [default: 0.2; docs/quality.md].
     #[arg(long, value_name = "SHARE")]
     pub quote_edge: Option<f64>,
+    /// auto: do not index long texts by their sentences. By default a text of up to 467
+    /// letters whose sentences (at least 80 % of its letters) occur in one earlier long
+    /// document is its duplicate — a quote of one to three sentences [docs/quality.md].
+    #[arg(long)]
+    pub no_passages: bool,
     /// Which document of a cluster is kept: first or longest.
     #[arg(long, default_value = "first", value_parser = ["first", "longest"])]
     pub keep: String,
@@ -284,6 +289,11 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
              pass --method auto or short to use it"
         );
     }
+    if args.no_passages && det != "auto" {
+        anyhow::bail!(
+            "--no-passages turns off the auto detector's quotes of long texts, and --method {det} has none: it {what}; drop the flag"
+        );
+    }
     Ok(())
 }
 
@@ -322,6 +332,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         quote_edge: args
             .quote_edge
             .unwrap_or(DetectorSpec::default().quote_edge),
+        passages: !args.no_passages,
     };
     let fp = args.features.fingerprinter()?;
     if let Some(mib) = args.memory_budget_mib {

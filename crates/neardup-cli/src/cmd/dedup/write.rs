@@ -153,6 +153,12 @@ pub fn removed(
         (Some(Stage::Containment), _, Some(s)) => {
             format!("short text, the shorter lies inside the other (alignment {s:.3}) with {m}")
         }
+        (Some(Stage::Passage), _, Some(s)) => {
+            format!(
+                "a quote: its sentences ({:.0} % of its letters) are sentences of {m}",
+                s * 100.0
+            )
+        }
         (Some(Stage::Minhash), _, Some(s)) => format!("MinHash Jaccard estimate {s:.3} to {m}"),
         (Some(Stage::Imatch), _, _) => format!("same I-Match digest as {m}"),
         (_, Some(d), _) => format!("simhash Hamming distance {d} to {m}"),

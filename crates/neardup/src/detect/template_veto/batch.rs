@@ -71,7 +71,7 @@ impl<D: Detector> TemplateVeto<D> {
         opts: TemplateVetoOptions,
     ) -> Result<Self> {
         let mut veto = TemplateVeto::new(inner, fp, opts)?;
-        veto.bodies = Some(bodies);
+        veto.bodies = Some(bodies.into_body_index());
         Ok(veto)
     }
 

@@ -1,7 +1,7 @@
-//! The parts of a sketch that `TemplateVetoOptions::by_content` adds: encoded in version 9
-//! only, read back, and what the index asks of them.
+//! The parts of a sketch that `TemplateVetoOptions::by_content` adds (encoded in version 9)
+//! and a long text's passage keys (version 10): read back, and what the index asks of them.
 
-use super::encoding::{VERSION, VERSION_8};
+use super::encoding::{VERSION, VERSION_8, VERSION_9};
 use super::tests::{as_stored, encoded, shared_detector, sketches};
 use super::*;
 use crate::detect::containment::{BottomK, PackedBottomK};
@@ -22,7 +22,7 @@ fn version_9_whole_samples_round_trip_and_version_8_is_read_without() {
         let v = s.veto.as_mut().unwrap();
         v.whole_sample = Some(PackedBottomK::pack(&BottomK::new(&set, 256)));
         v.part_repeated = Some(ThinPage::of(&v.lines[..1], &v.lines));
-        let (b8, b9) = (encoded(&s, VERSION_8), encoded(&s, VERSION));
+        let (b8, b9) = (encoded(&s, VERSION_8), encoded(&s, VERSION_9));
         assert_eq!(decode(&b9).unwrap(), as_stored(&s));
         let mut without = as_stored(&s);
         let w = without.veto.as_mut().unwrap();
@@ -39,7 +39,7 @@ fn version_9_whole_samples_round_trip_and_version_8_is_read_without() {
             && s.body.is_none()
     });
     let s = s.expect("a sketch with lines only");
-    let b = encoded(&s, VERSION);
+    let b = encoded(&s, VERSION_9);
     for (at, what) in [
         (b.len() - 3, "whole-sample flag"),
         (b.len() - 2, "part-lines flag"),
@@ -64,4 +64,55 @@ fn a_part_goes_stale_when_most_of_its_lines_become_template_lines() {
     assert!(page.part_gone_stale(&lines, &template_now(&[2, 4])));
     assert!(page.part_gone_stale(&lines, &template_now(&[2, 4, 6])));
     assert!(!page.part_gone_stale(&lines, &template_now(&[])));
+}
+
+/// Version 10 keeps a long text's passage keys (its lookups are never stored); version 9 is
+/// read without them; a sketch without keys is written as before (version 8 or 9), and a
+/// damaged flag or keys out of order are refused by name.
+#[test]
+fn version_10_passage_keys_round_trip_and_version_9_is_read_without() {
+    let det = shared_detector();
+    let article = "天下大势，分久必合，合久必分。周末七国分争，并入于秦。\n".repeat(3)
+        + &"及秦灭之后，楚、汉分争，又并入于汉。汉朝自高祖斩白蛇而起义，一统天下。".repeat(4);
+    let auto = det.sketch(&article).unwrap();
+    let keys = auto
+        .passages
+        .as_ref()
+        .expect("a long text has passages")
+        .keys();
+    assert_eq!(keys.len(), 4, "four distinct sentences");
+    let s = DocSketch {
+        auto: auto.clone(),
+        body: None,
+        index_body: false,
+        veto: None,
+        deferred: None,
+    };
+    let mut b10 = Vec::new();
+    encode(&s, &mut b10);
+    assert_eq!(b10[0], VERSION);
+    let back = decode(&b10).unwrap();
+    assert_eq!(back.auto.passages.as_ref().unwrap().keys(), keys);
+    assert!(!back.auto.passages.as_ref().unwrap().is_checked());
+    let b9 = encoded(&s, VERSION_9);
+    assert_eq!(b10.len(), b9.len() + 1 + 4 + 8 * keys.len());
+    assert!(decode(&b9).unwrap().auto.passages.is_none());
+    // Without keys: version 8, byte for byte what version 8 wrote.
+    let mut bare = s.clone();
+    bare.auto.passages = None;
+    let mut b = Vec::new();
+    encode(&bare, &mut b);
+    assert_eq!(b, encoded(&bare, VERSION_8));
+    // Damage.
+    let flag = b9.len();
+    let mut bad = b10.clone();
+    bad[flag] = 3;
+    assert!(decode(&bad).unwrap_err().contains("passages flag"));
+    let mut bad = b10.clone();
+    let first = flag + 1 + 4;
+    bad.copy_within(first..first + 8, first + 8);
+    assert!(decode(&bad).unwrap_err().contains("passages"));
+    for cut in flag..b10.len() {
+        assert!(decode(&b10[..cut]).is_err(), "cut at {cut}");
+    }
 }

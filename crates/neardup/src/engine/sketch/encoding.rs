@@ -1,6 +1,6 @@
 //! The encoding of a document's sketch in log records, snapshots and Redis entries.
 //!
-//! Encoding, version 9 (every integer little endian):
+//! Encoding, version 10 (every integer little endian):
 //! `9 u8 | exact u128 | chars u32 | flags u8` then, by flag,
 //! `short` (1): `chars u32 | han u8 | text_len u32 | text | n u16 | tags u32×n` — each band
 //! key's high 32 bits, all that a band table keeps of a key (a short text's candidates are
@@ -27,7 +27,11 @@
 //! of `ceil(n · width / 8)` bytes (as `PackedBottomK` holds them);
 //! then, with `lines`, `body u8`: with 1 the document's indexed body follows as the whole is
 //! written (`exact u128 | chars u32 | flags u8` with only the `short`, `simhash`, `minhash`
-//! and `shingles` bits, then those parts).
+//! and `shingles` bits, then those parts);
+//! then, last, `passages u8`: with 1, `n u32 | keys u64×n` — the keys of a long text's
+//! fragments, sorted (`PassageSketch::keys`; an indexed body has none of its own).
+//! Version 9 is version 10 without `passages`; it is read (the document is not found by its
+//! sentences), and a sketch without passage keys is still written as version 9 or 8.
 //! Version 8 is version 9 without `whole` and `part`; it is read (a match with such a document is judged
 //! by line counts alone, `VetoRules::stands_unlearned`), and a stored sketch without `whole`
 //! and `part` is still written as version 8 (only `TemplateVetoOptions::by_content` makes
@@ -46,13 +50,16 @@
 
 use super::{DocSketch, ThinPage, VetoSketch};
 use crate::detect::containment::{BottomK, PackedBottomK};
+use crate::detect::passages::PassageSketch;
 use crate::minhash::MinHashSketch;
 use crate::policy::AutoSketch;
 use crate::shorttext::ShortSketch;
 use crate::template_veto::DistinctPart;
 
 /// The version this build writes.
-pub(super) const VERSION: u8 = 9;
+pub(super) const VERSION: u8 = 10;
+/// Version 10 without `passages`; read.
+pub(super) const VERSION_9: u8 = 9;
 /// Version 9 without `whole`; read.
 pub(super) const VERSION_8: u8 = 8;
 /// Version 8 with the guard samples as lists of 32-bit hashes; read.
@@ -107,13 +114,19 @@ pub(super) fn flags_at(b: &[u8]) -> usize {
 
 /// Appends the encoding of `s` to `out`.
 pub(in crate::engine) fn encode(s: &DocSketch, out: &mut Vec<u8>) {
-    // Only a whole-text sample or a part's lines need version 9: without them a sketch is
-    // written as version 8 wrote it, byte for byte.
+    // Only passage keys need version 10, and only a whole-text sample or a part's lines need
+    // version 9: without them a sketch is written as version 8 wrote it, byte for byte.
+    let passages = s.auto.passages.as_ref().is_some_and(|p| p.is_stored());
     let new = s
         .veto
         .as_ref()
         .is_some_and(|v| v.whole_sample.is_some() || v.part_repeated.is_some());
-    encode_with(s, out, false, false, if new { VERSION } else { VERSION_8 })
+    let version = match (passages, new) {
+        (true, _) => VERSION,
+        (false, true) => VERSION_9,
+        (false, false) => VERSION_8,
+    };
+    encode_with(s, out, false, false, version)
 }
 
 /// The encoding, its MinHash part left out when `strip` (see [`STRIPPED`]), its distinct part
@@ -196,7 +209,7 @@ fn encode_parts(
         if version >= VERSION_6 {
             write_line_bits(out, v.thin.as_ref(), v.lines.len());
         }
-        if version >= VERSION {
+        if version >= VERSION_9 {
             match &v.whole_sample {
                 Some(w) => {
                     out.push(1);
@@ -243,6 +256,18 @@ fn encode_parts(
                 }
                 None => out.push(0),
             }
+        }
+    }
+    if version >= VERSION {
+        match d.auto.passages.as_ref().filter(|p| p.is_stored()) {
+            Some(p) => {
+                out.push(1);
+                out.extend_from_slice(&(p.keys().len() as u32).to_le_bytes());
+                for k in p.keys() {
+                    out.extend_from_slice(&k.to_le_bytes());
+                }
+            }
+            None => out.push(0),
         }
     }
 }
@@ -475,8 +500,8 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
         ));
     }
     if ![
-        VERSION, VERSION_8, VERSION_7, VERSION_6, VERSION_5, VERSION_4, VERSION_3, VERSION_2,
-        VERSION_1,
+        VERSION, VERSION_9, VERSION_8, VERSION_7, VERSION_6, VERSION_5, VERSION_4, VERSION_3,
+        VERSION_2, VERSION_1,
     ]
     .contains(&v)
     {
@@ -509,7 +534,7 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
             ));
         }
     }
-    let auto = read_auto(&mut r, v, exact, chars, flags, text_held)?;
+    let mut auto = read_auto(&mut r, v, exact, chars, flags, text_held)?;
     let veto = if flags & LINES != 0 {
         let n = r.u32()? as usize;
         let lines = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
@@ -523,7 +548,7 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
         } else {
             None
         };
-        let (whole_sample, part_repeated) = if v >= VERSION {
+        let (whole_sample, part_repeated) = if v >= VERSION_9 {
             let whole = match r.u8()? {
                 0 => None,
                 1 => Some(read_sample(&mut r)?),
@@ -606,6 +631,25 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
     } else {
         None
     };
+    if v >= VERSION {
+        auto.passages = match r.u8()? {
+            0 => None,
+            1 => {
+                let n = r.u32()? as usize;
+                // Bounded by the bytes there are before anything is allocated.
+                let keys: Vec<u64> = r
+                    .take(n.saturating_mul(8))?
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect();
+                if keys.is_empty() || keys.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err("passages: keys not ascending".into());
+                }
+                Some(Box::new(PassageSketch::from_keys(keys)))
+            }
+            x => return Err(format!("passages flag {x}")),
+        };
+    }
     if r.at != b.len() {
         return Err(format!("{} bytes after the sketch", b.len() - r.at));
     }
@@ -719,5 +763,7 @@ fn read_auto(
         short,
         simhash,
         minhash,
+        // The engine refuses passages (`Engine::open`): nothing of them is stored.
+        passages: None,
     })
 }

@@ -314,7 +314,7 @@ impl SketchIndex {
             let dir = self.spill_dir.as_deref();
             self.bodies
                 .get_or_insert_with(|| {
-                    let mut b = make();
+                    let mut b = make().into_body_index();
                     if deferred {
                         b.defer_tables();
                     }
@@ -461,10 +461,14 @@ impl SketchIndex {
         let Some(q) = query else {
             return;
         };
+        let passage = plan.passage(segment);
         let (mut query, slots) = plan.segment(segment);
         let mut found = self
             .det
             .find_planned(q, query.as_deref_mut().map(|x| (x, &slots[0][..])));
+        if let Some(v) = passage {
+            AutoDetector::add_passage_verdict(&mut found, v);
+        }
         if let Some(b) = &self.bodies {
             for v in b.find_planned(q, query.map(|x| (x, &slots[1][..]))) {
                 keep_stronger(&mut found, v, self.seqs[v.of as usize]);

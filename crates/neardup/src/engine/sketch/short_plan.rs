@@ -6,8 +6,12 @@
 //! segments could each confirm that many. [`ShortPlan`] ranks the candidates of every segment
 //! together by the same rule — arrival order is the sequence — so a decision confirms at most
 //! as many as `neardup dedup`'s one detector holding the same documents, and the searched
-//! text's side of the checks is prepared once.
+//! text's side of the checks is prepared once. Its passages are looked up in every segment's
+//! passage index together, so that a sentence held by documents of two segments counts as held
+//! by two, as in one index.
 
+use crate::detect::passages::find_across;
+use crate::detect::Verdict;
 use crate::policy::AutoSketch;
 use crate::shorttext::{ShortCandidate, ShortCandidates, ShortQuery, MAX_CONFIRMED};
 use crate::sketch::lsh::keep_most_shared;
@@ -21,6 +25,9 @@ pub(in crate::engine) struct ShortPlan<'q> {
     /// By segment, in the order given: the slots of its whole texts' detector and of its
     /// bodies' detector, in the order a detector alone would confirm them.
     slots: Vec<[Vec<u32>; 2]>,
+    /// The passage match of the search, found across every segment as one index would
+    /// (`find_across`): the segment and the verdict.
+    passage: Option<(usize, Verdict)>,
 }
 
 /// A candidate of one segment's detector, ranked with those of every other.
@@ -37,9 +44,20 @@ impl<'q> ShortPlan<'q> {
     /// first (an engine makes every segment's the same way).
     pub(in crate::engine) fn new(q: &'q AutoSketch, segments: &[&SketchIndex]) -> ShortPlan<'q> {
         let mut slots = vec![[Vec::new(), Vec::new()]; segments.len()];
+        let indexes: Option<Vec<_>> = segments.iter().map(|x| x.det.passage_index()).collect();
+        let passage = match (indexes, &q.passages) {
+            (Some(indexes), Some(p)) => {
+                find_across(&indexes, p, |i, doc| segments[i].seqs[doc as usize])
+            }
+            _ => None,
+        };
         let query = segments.first().and_then(|x| x.det.short_query(q));
         if query.is_none() {
-            return ShortPlan { query, slots };
+            return ShortPlan {
+                query,
+                slots,
+                passage,
+            };
         }
         // Whole texts (0) and bodies (1) are two detectors, each with its own cap, as in batch.
         for which in 0..2 {
@@ -53,7 +71,16 @@ impl<'q> ShortPlan<'q> {
                 s[which] = ShortCandidates { own, other }.slots();
             }
         }
-        ShortPlan { query, slots }
+        ShortPlan {
+            query,
+            slots,
+            passage,
+        }
+    }
+
+    /// The passage match of the search when it lies in segment `i`.
+    pub(in crate::engine) fn passage(&self, i: usize) -> Option<Verdict> {
+        self.passage.filter(|(s, _)| *s == i).map(|(_, v)| v)
     }
 
     /// The prepared text and the slots of segment `i` (its whole texts', its bodies').
