@@ -11,6 +11,7 @@
 //! NEARDUP_BENCH_DOCS=1000000 cargo bench -p neardup --bench engine_auto
 //! NEARDUP_BENCH_NO_VETO=1 cargo bench -p neardup --bench engine_auto   # without the template veto
 //! NEARDUP_BENCH_BY_CONTENT=1 cargo bench -p neardup --bench engine_auto # the veto judging by content
+//! NEARDUP_BENCH_NO_PASSAGES=1 cargo bench -p neardup --bench engine_auto # long texts not indexed by their sentences
 //! NEARDUP_BENCH_ALL_LONG=1 cargo bench -p neardup --bench engine_auto  # long documents only
 //! NEARDUP_BENCH_SEGMENTS=4 cargo bench -p neardup --bench engine_auto   # spread over 4 segments
 //! NEARDUP_BENCH_RESTARTS=5 cargo bench -p neardup --bench engine_auto   # the median of 5 restarts
@@ -207,6 +208,19 @@ fn bench(c: &mut Criterion) {
             ..cfg
         }
     };
+    // `NEARDUP_BENCH_NO_PASSAGES=1`: long texts not indexed by their sentences.
+    let passages = std::env::var_os("NEARDUP_BENCH_NO_PASSAGES").is_none();
+    let cfg = match cfg.detector.clone() {
+        neardup::engine::EngineDetector::Auto(mut p) if !passages => {
+            p.passages = None;
+            EngineConfig {
+                detector: neardup::engine::EngineDetector::Auto(p),
+                ..cfg
+            }
+        }
+        _ => cfg,
+    };
+    println!("passages: {}", if passages { "on" } else { "off" });
     println!(
         "template veto: {}",
         match (veto, by_content) {

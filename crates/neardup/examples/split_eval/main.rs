@@ -50,6 +50,7 @@
 //! and with long texts indexed by their sentences (`PolicyOptions::passages`: quotes of long
 //! texts), a sentence held by more than `h` documents counting for none; `h/m` keys fragments
 //! from `m` letters.
+//! `SPLIT_EVAL_NO_PASSAGES=1` turns passages off in every column (the online engine's too).
 //! `SPLIT_EVAL_EDGE=0,0.1,0.2` replaces the columns with the default whose short path's
 //! containment lets that share of the shorter text lie outside the longer at one edge
 //! (`ContainmentOptions::edge`).

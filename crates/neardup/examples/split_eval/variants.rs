@@ -59,6 +59,10 @@ fn batch_and_online(
 
 pub(crate) fn variants() -> Vec<Variant> {
     let mut base = PolicyOptions::default();
+    // `SPLIT_EVAL_NO_PASSAGES=1`: every column without passages (`PolicyOptions::passages`).
+    if std::env::var_os("SPLIT_EVAL_NO_PASSAGES").is_some() {
+        base.passages = None;
+    }
     // `SPLIT_EVAL_MINHASH=v1|v2|v3` and `SPLIT_EVAL_MINHASH_SEED=n`: the long path's MinHash
     // scheme and seed in every column but the online engine's.
     match std::env::var("SPLIT_EVAL_MINHASH").as_deref() {

@@ -13,6 +13,12 @@
 //! inside a sentence — so the first is also looked up by each of its suffixes and the last by
 //! each of its prefixes.
 //!
+//! The fragments found must be one run of the stored document, as a quote is: the next one
+//! found is the document's next fragment, and no fragment of the text's own lies between two
+//! found ones. A page of a site template, its own body between the template's header and
+//! footer, is not a quote of another page that shares the header and footer, nor is a text
+//! that takes sentences from here and there.
+//!
 //! A stored document matches when the fragments found in it hold at least
 //! [`PassageOptions::min_share`] of the quote's letters and digits (the rest is the
 //! attribution) and at least [`PassageOptions::han_min_chars`] (Han-heavy) or
@@ -46,6 +52,7 @@ use xxhash_rust::xxh3::xxh3_64 as xxh3;
 use crate::detect::{Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::features::is_word_char;
+use crate::hash::FastBuild;
 
 /// Options of the passage index (serde defaults = [`Default`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -106,23 +113,98 @@ fn ends_fragment(c: char) -> bool {
     matches!(c, '\n' | '\r' | '。' | '｡' | '.' | '！' | '!' | '？' | '?')
 }
 
-/// The letters and digits of each fragment of `text`, in order (empty fragments left out).
-fn fragments(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for c in text.chars() {
-        if ends_fragment(c) {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-        } else if is_word_char(c) {
-            cur.push(c);
+/// A text's fragments: its letters and digits, and each fragment's byte range in them with
+/// its number of letters (empty fragments left out).
+struct Fragments {
+    letters: String,
+    ranges: Vec<(usize, usize, u32)>,
+    /// Letters in all, and of them Han.
+    count: u32,
+    han: u32,
+}
+
+impl Fragments {
+    /// The fragments of `text`, which also ends one at each byte offset of `breaks` (where a
+    /// line break was folded away: [`Normalizer::normalize_with_breaks`](crate::normalize::Normalizer::normalize_with_breaks)).
+    #[cfg(test)]
+    fn of(text: &str, breaks: &[usize]) -> Self {
+        let mut f = Fragments {
+            letters: String::new(),
+            ranges: Vec::new(),
+            count: 0,
+            han: 0,
+        };
+        f.cut(text, breaks);
+        f
+    }
+
+    /// Runs `each` with the fragments of `text` (see [`Fragments::of`]), in the thread's
+    /// buffers: a document's fragments allocate nothing once the buffers have grown.
+    fn with<R>(text: &str, breaks: &[usize], each: impl FnOnce(&Fragments) -> R) -> R {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Fragments> = const {
+                std::cell::RefCell::new(Fragments {
+                    letters: String::new(),
+                    ranges: Vec::new(),
+                    count: 0,
+                    han: 0,
+                })
+            };
         }
+        SCRATCH.with(|f| {
+            let mut f = f.borrow_mut();
+            f.cut(text, breaks);
+            each(&f)
+        })
     }
-    if !cur.is_empty() {
-        out.push(cur);
+
+    /// Cuts `text` into this (emptied first).
+    fn cut(&mut self, text: &str, breaks: &[usize]) {
+        let f = self;
+        f.letters.clear();
+        f.ranges.clear();
+        (f.count, f.han) = (0, 0);
+        let (mut start, mut chars) = (0, 0u32);
+        let close = |f: &mut Fragments, start: &mut usize, chars: &mut u32| {
+            if *chars > 0 {
+                f.ranges.push((*start, f.letters.len(), *chars));
+            }
+            *start = f.letters.len();
+            *chars = 0;
+        };
+        let mut breaks = breaks.iter().copied().peekable();
+        let b = text.as_bytes();
+        let mut at = 0;
+        while at < b.len() {
+            while breaks.next_if(|&x| x <= at).is_some() {
+                close(f, &mut start, &mut chars);
+            }
+            let x = b[at];
+            // ASCII a byte at a time (a letter or digit is a word character, the rest is not).
+            let (c, len) = if x < 0x80 {
+                (x as char, 1)
+            } else {
+                let c = text[at..].chars().next().expect("a character starts here");
+                (c, c.len_utf8())
+            };
+            at += len;
+            if ends_fragment(c) {
+                close(f, &mut start, &mut chars);
+            } else if is_word_char(c) {
+                f.letters.push(c);
+                chars += 1;
+                f.count += 1;
+                f.han += u32::from(is_han(c));
+            }
+        }
+        close(f, &mut start, &mut chars);
     }
-    out
+
+    /// Fragment `i`'s letters.
+    fn text(&self, i: usize) -> &str {
+        let (s, e, _) = self.ranges[i];
+        &self.letters[s..e]
+    }
 }
 
 fn is_han(c: char) -> bool {
@@ -153,54 +235,63 @@ pub struct PassageSketch {
 }
 
 impl PassageSketch {
-    /// The sketch of a stored long text (`text` normalised with its line breaks kept).
+    /// The sketch of a stored long text (normalised; its line breaks as new lines).
     pub fn of_stored(text: &str, opts: &PassageOptions) -> Self {
-        let mut s = PassageSketch::default();
-        s.add_keys(&fragments(text), opts);
-        s
+        Self::of_text(text, &[], opts, true, false)
     }
 
-    /// The sketch of a checked text (normalised with its line breaks kept).
+    /// The sketch of a checked text (normalised; its line breaks as new lines).
     pub fn of_probe(text: &str, opts: &PassageOptions) -> Self {
-        let mut s = PassageSketch::default();
-        s.add_probes(&fragments(text), opts);
-        s
+        Self::of_text(text, &[], opts, false, true)
     }
 
-    /// Both: a text that is stored on the long path and checked as well.
-    pub fn of_text(text: &str, opts: &PassageOptions, stored: bool, checked: bool) -> Self {
-        let f = fragments(text);
-        let mut s = PassageSketch::default();
-        if stored {
-            s.add_keys(&f, opts);
-        }
-        if checked {
-            s.add_probes(&f, opts);
-        }
-        s
+    /// The sketch of normalised `text` with line breaks at `breaks` (byte offsets, ascending;
+    /// [`Normalizer::normalize_with_breaks`](crate::normalize::Normalizer::normalize_with_breaks)):
+    /// its keys when `stored` (a text on the long path), its lookups when `checked` (a text
+    /// within the short path's reach).
+    pub fn of_text(
+        text: &str,
+        breaks: &[usize],
+        opts: &PassageOptions,
+        stored: bool,
+        checked: bool,
+    ) -> Self {
+        Fragments::with(text, breaks, |f| {
+            let mut s = PassageSketch::default();
+            if stored {
+                s.add_keys(f, opts);
+            }
+            if checked {
+                s.add_probes(f, opts);
+            }
+            s
+        })
     }
 
-    fn add_keys(&mut self, f: &[String], opts: &PassageOptions) {
+    fn add_keys(&mut self, f: &Fragments, opts: &PassageOptions) {
+        let keys = (0..f.ranges.len())
+            .filter(|&i| f.ranges[i].2 >= opts.min_fragment)
+            .map(|i| xxh3(f.text(i).as_bytes()));
+        self.keys = first_occurrences(keys);
+    }
+
+    fn add_probes(&mut self, f: &Fragments, opts: &PassageOptions) {
         let min = opts.min_fragment as usize;
-        self.keys = f
-            .iter()
-            .filter(|t| t.chars().count() >= min)
-            .map(|t| xxh3(t.as_bytes()))
-            .collect();
-        self.keys.sort_unstable();
-        self.keys.dedup();
-    }
-
-    fn add_probes(&mut self, f: &[String], opts: &PassageOptions) {
-        let min = opts.min_fragment as usize;
-        let last = f.len().saturating_sub(1);
-        self.letters = 0;
-        self.han = 0;
-        for (i, t) in f.iter().enumerate() {
-            let starts: Vec<usize> = t.char_indices().map(|(b, _)| b).collect();
-            let n = starts.len();
-            self.letters += n as u32;
-            self.han += t.chars().filter(|&c| is_han(c)).count() as u32;
+        let last = f.ranges.len().saturating_sub(1);
+        // A probe that leaves out more letters than the share allows could never match: the
+        // most that may be left out, as `find` computes the share.
+        let n = f64::from(f.count);
+        let mut slack = ((1.0 - opts.min_share) * n).floor().max(0.0) as usize;
+        while slack < f.count as usize && (n - slack as f64 - 1.0) / n >= opts.min_share {
+            slack += 1;
+        }
+        while slack > 0 && (n - slack as f64) / n < opts.min_share {
+            slack -= 1;
+        }
+        self.letters = f.count;
+        self.han = f.han;
+        for i in 0..f.ranges.len() {
+            let (t, n) = (f.text(i), f.ranges[i].2 as usize);
             let (Ok(fragment), true) = (u16::try_from(i), n >= min) else {
                 continue;
             };
@@ -213,35 +304,35 @@ impl PassageSketch {
             };
             push(t, n);
             if i == 0 {
-                // Every proper suffix of at least `min` letters (an attribution before it).
-                for (k, &b) in starts.iter().enumerate().skip(1) {
-                    if n - k < min {
+                // Every proper suffix of at least `min` letters that leaves out at most
+                // `slack` (an attribution before it).
+                for (k, (b, _)) in t.char_indices().enumerate().skip(1) {
+                    if n - k < min || k > slack {
                         break;
                     }
                     push(&t[b..], n - k);
                 }
             }
             if i == last {
-                // Every proper prefix of at least `min` letters (a quote that stops inside a
-                // sentence, an attribution after it).
-                for k in min..n {
-                    push(&t[..starts[k]], k);
+                // Every proper prefix of at least `min` letters that leaves out at most
+                // `slack` (a quote that stops inside a sentence, an attribution after it).
+                for (k, (b, _)) in t.char_indices().enumerate().skip(min.max(n - slack.min(n))) {
+                    push(&t[..b], k);
                 }
             }
         }
     }
 
     /// A stored document's sketch from its keys (as [`PassageSketch::keys`] gave them).
-    pub fn from_keys(mut keys: Vec<u64>) -> Self {
-        keys.sort_unstable();
-        keys.dedup();
+    pub fn from_keys(keys: Vec<u64>) -> Self {
         PassageSketch {
-            keys,
+            keys: first_occurrences(keys),
             ..PassageSketch::default()
         }
     }
 
-    /// The keys it is indexed by (sorted, distinct; empty when it is not stored).
+    /// The keys it is indexed by, in the order of its fragments, each once (where it first
+    /// occurs); empty when it is not stored.
     pub fn keys(&self) -> &[u64] {
         &self.keys
     }
@@ -267,18 +358,51 @@ impl PassageSketch {
     }
 }
 
-/// Marks an index value as a list in `PassageIndex::many`.
-const MANY: u32 = 1 << 31;
+/// `keys` without repeats, each where it first occurs.
+fn first_occurrences(keys: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    let keys: Vec<u64> = keys.into_iter().collect();
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    if sorted.windows(2).all(|w| w[0] != w[1]) {
+        return keys; // most texts repeat no sentence
+    }
+    let mut seen = std::collections::HashSet::<u64, FastBuild>::default();
+    keys.into_iter().filter(|&k| seen.insert(k)).collect()
+}
+
+/// An index value that marks a list in `PassageIndex::many` (its low 32 bits the list).
+const MANY: u64 = 1 << 63;
 /// An index value: the key is held by more than `max_holders` documents.
-const SATURATED: u32 = u32::MAX;
+const SATURATED: u64 = u64::MAX;
+
+/// A holder of a key: the document and the key's rank among its keys (its place in the
+/// document's order of fragments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Holder {
+    doc: u32,
+    rank: u32,
+}
+
+impl Holder {
+    fn pack(self) -> u64 {
+        (u64::from(self.rank) << 32) | u64::from(self.doc)
+    }
+    fn unpack(v: u64) -> Self {
+        Holder {
+            doc: v as u32,
+            rank: (v >> 32) as u32,
+        }
+    }
+}
 
 /// The stored long texts' fragments (see the module docs).
 #[derive(Debug, Default)]
 pub struct PassageIndex {
     opts: PassageOptions,
-    /// Key → a document below [`MANY`], or `MANY | i` for `many[i]`, or [`SATURATED`].
-    keys: HashMap<u64, u32>,
-    many: Vec<Vec<u32>>,
+    /// Key → a [`Holder`] packed (`rank << 32 | doc`, below [`MANY`]), or `MANY | i` for
+    /// `many[i]`, or [`SATURATED`].
+    keys: HashMap<u64, u64, FastBuild>,
+    many: Vec<Vec<Holder>>,
 }
 
 impl PassageIndex {
@@ -286,27 +410,31 @@ impl PassageIndex {
     pub fn new(opts: PassageOptions) -> Self {
         PassageIndex {
             opts,
-            keys: HashMap::new(),
+            keys: HashMap::default(),
             many: Vec::new(),
         }
     }
 
-    /// Indexes document `doc` (below 2³¹) by its fragments.
+    /// Indexes document `doc` by its fragments.
     pub fn insert(&mut self, doc: u32, s: &PassageSketch) {
-        debug_assert!(doc < MANY, "passage documents are numbered below 2^31");
         let max = self.opts.max_holders as usize;
-        for &k in &s.keys {
+        for (rank, &k) in s.keys.iter().enumerate() {
+            let h = Holder {
+                doc,
+                // A rank past 2³¹ (a document of billions of sentences) never adjoins another.
+                rank: rank.min(i32::MAX as usize) as u32,
+            };
             match self.keys.get_mut(&k) {
                 None => {
-                    self.keys.insert(k, doc);
+                    self.keys.insert(k, h.pack());
                 }
                 Some(v) if *v == SATURATED => {}
                 Some(v) if *v & MANY == 0 => {
                     if max < 2 {
                         *v = SATURATED;
                     } else {
-                        self.many.push(vec![*v, doc]);
-                        *v = MANY | (self.many.len() - 1) as u32;
+                        self.many.push(vec![Holder::unpack(*v), h]);
+                        *v = MANY | (self.many.len() - 1) as u64;
                     }
                 }
                 Some(v) => {
@@ -315,7 +443,7 @@ impl PassageIndex {
                         *list = Vec::new();
                         *v = SATURATED;
                     } else {
-                        list.push(doc);
+                        list.push(h);
                     }
                 }
             }
@@ -335,22 +463,23 @@ impl PassageIndex {
             .map(|(_, doc, found)| (doc, s.share(found)))
     }
 
-    /// The documents holding `key`: `None` when it counts for none (held by more than
+    /// The holders of `key`, into `out`; `false` when it counts for none (held by more than
     /// `max_holders`).
-    fn holders(&self, key: u64) -> Option<&[u32]> {
+    fn holders(&self, key: u64, out: &mut Vec<Holder>) -> bool {
         match self.keys.get(&key) {
-            None => Some(&[]),
-            Some(&SATURATED) => None,
-            Some(v) if v & MANY == 0 => Some(std::slice::from_ref(v)),
-            Some(v) => Some(&self.many[(v & !MANY) as usize]),
+            None => {}
+            Some(&SATURATED) => return false,
+            Some(&v) if v & MANY == 0 => out.push(Holder::unpack(v)),
+            Some(&v) => out.extend_from_slice(&self.many[(v & !MANY) as usize]),
         }
+        true
     }
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.keys.capacity() * (8 + 4 + 1)
-            + self.many.capacity() * std::mem::size_of::<Vec<u32>>()
-            + self.many.iter().map(|l| l.capacity() * 4).sum::<usize>()
+        self.keys.capacity() * (8 + 8 + 1)
+            + self.many.capacity() * std::mem::size_of::<Vec<Holder>>()
+            + self.many.iter().map(|l| l.capacity() * 8).sum::<usize>()
     }
 }
 
@@ -393,44 +522,89 @@ fn best_across(
     if s.probes.is_empty() || indexes.iter().all(|x| x.keys.is_empty()) {
         return None;
     }
-    // (order, index, document, fragment, letters) of every hit.
-    let mut hits: Vec<(u64, u32, u32, u16, u16)> = Vec::new();
-    let mut held: Vec<(usize, &[u32])> = Vec::new();
+    /// One probe found in one document.
+    struct Hit {
+        order: u64,
+        index: u32,
+        doc: u32,
+        rank: u32,
+        fragment: u16,
+        letters: u16,
+    }
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut held: Vec<(usize, Holder)> = Vec::new();
+    let mut one: Vec<Holder> = Vec::new();
+    // The fragments looked up whole (a fragment's first probe is its whole), and of them
+    // those whose key counts for none: they name no source, so they neither match nor part
+    // the matched ones.
+    let (mut whole, mut neutral): (Vec<u16>, Vec<u16>) = (Vec::new(), Vec::new());
     'probe: for p in &s.probes {
+        let is_whole = whole.last() != Some(&p.fragment);
+        if is_whole {
+            whole.push(p.fragment);
+        }
         held.clear();
         for (i, x) in indexes.iter().enumerate() {
-            match x.holders(p.key) {
-                None => continue 'probe,
-                Some([]) => {}
-                Some(docs) => held.push((i, docs)),
+            one.clear();
+            if !x.holders(p.key, &mut one) {
+                if is_whole {
+                    neutral.push(p.fragment);
+                }
+                continue 'probe;
             }
+            held.extend(one.iter().map(|&h| (i, h)));
         }
-        if held.iter().map(|(_, d)| d.len()).sum::<usize>() > max {
+        if held.len() > max {
+            if is_whole {
+                neutral.push(p.fragment);
+            }
             continue;
         }
-        for &(i, docs) in &held {
-            hits.extend(
-                docs.iter()
-                    .map(|&d| (order(i, d), i as u32, d, p.fragment, p.letters)),
-            );
-        }
+        hits.extend(held.iter().map(|&(i, h)| Hit {
+            order: order(i, h.doc),
+            index: i as u32,
+            doc: h.doc,
+            rank: h.rank,
+            fragment: p.fragment,
+            letters: p.letters,
+        }));
     }
+    whole.retain(|f| neutral.binary_search(f).is_err());
+    // How many of `of` lie strictly between fragments `a` and `b`.
+    let between = |of: &[u16], a: u16, b: u16| {
+        of.partition_point(|&f| f < b)
+            .saturating_sub(of.partition_point(|&f| f <= a))
+    };
     // Per document, each fragment's longest hit, summed; documents in arrival order.
-    hits.sort_unstable_by(|a, b| (a.0, a.3, b.4).cmp(&(b.0, b.3, a.4)));
+    hits.sort_unstable_by(|a, b| {
+        (a.order, a.fragment, b.letters).cmp(&(b.order, b.fragment, a.letters))
+    });
     let mut best: Option<(usize, u32, u32)> = None;
     let mut i = 0;
     while i < hits.len() {
-        let (at, index, doc) = (hits[i].0, hits[i].1, hits[i].2);
+        let (at, index, doc) = (hits[i].order, hits[i].index, hits[i].doc);
         let mut found = 0u32;
-        let mut last_fragment = None;
-        while i < hits.len() && hits[i].0 == at {
-            if last_fragment != Some(hits[i].3) {
-                found += u32::from(hits[i].4);
-                last_fragment = Some(hits[i].3);
+        let mut last: Option<(u16, u32)> = None;
+        let mut quoted = true;
+        while i < hits.len() && hits[i].order == at {
+            let h = &hits[i];
+            if last.is_none_or(|(f, _)| f != h.fragment) {
+                // A quote is one run of the document's fragments: the next fragment found is
+                // the document's next one, and no fragment of the text's own (a page's body
+                // between its template's header and footer) lies between them.
+                // (A fragment that counts for none may lie between, in both.)
+                if let Some((f, rank)) = last {
+                    let skipped = between(&neutral, f, h.fragment) as u64;
+                    let step = u64::from(h.rank).wrapping_sub(u64::from(rank));
+                    quoted &=
+                        between(&whole, f, h.fragment) == 0 && (1..=1 + skipped).contains(&step);
+                }
+                found += u32::from(h.letters);
+                last = Some((h.fragment, h.rank));
             }
             i += 1;
         }
-        if best.is_none_or(|(_, _, f)| found > f) {
+        if quoted && best.is_none_or(|(_, _, f)| found > f) {
             best = Some((index as usize, doc, found));
         }
     }

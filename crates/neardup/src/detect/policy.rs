@@ -172,8 +172,8 @@ pub struct AutoDetector {
     short: ShortTextDetector,
     simhash: Option<SimhashDetector>,
     minhash: Option<MinHashDetector>,
-    /// With [`PolicyOptions::passages`]: the normaliser that keeps line breaks, and the index.
-    passages: Option<(Normalizer, PassageIndex)>,
+    /// With [`PolicyOptions::passages`]: the index.
+    passages: Option<PassageIndex>,
 }
 
 /// An [`AutoDetector`]'s band tables, shared to be frozen ([`AutoDetector::share_tables`]).
@@ -210,9 +210,7 @@ impl AutoDetector {
         let passages = match &opts.passages {
             Some(p) => {
                 p.check()?;
-                let mut lined = fp.config().normalize.clone();
-                lined.whitespace = false;
-                Some((Normalizer::new(lined), PassageIndex::new(p.clone())))
+                Some(PassageIndex::new(p.clone()))
             }
             None => None,
         };
@@ -286,7 +284,12 @@ impl AutoDetector {
         text: &str,
         known: impl Fn(u128) -> bool,
     ) -> Result<(AutoSketch, bool)> {
-        let n = self.normalizer.normalize_remembered(text);
+        // Passages cut the text at line breaks too, which normalisation folds into spaces.
+        let (n, breaks) = if self.opts.passages.is_some() {
+            self.normalizer.normalize_remembered_with_breaks(text)
+        } else {
+            (self.normalizer.normalize_remembered(text), Vec::new())
+        };
         let bytes = text.len();
         let exact = self.exact.sketch_normalized(&n, bytes)?;
         let chars = n.chars().filter(|&c| is_word_char(c)).count();
@@ -304,14 +307,14 @@ impl AutoDetector {
             Some(m) if long => Some(m.sketch_normalized(&n, bytes)?),
             _ => None,
         };
-        let passages = match (&self.passages, &self.opts.passages) {
-            (Some((lined, _)), Some(o)) => {
+        let passages = match &self.opts.passages {
+            Some(o) => {
                 let stored = chars > self.opts.short.max_chars;
                 let checked = chars <= self.short.reach();
-                let p = PassageSketch::of_text(&lined.normalize(text), o, stored, checked);
+                let p = PassageSketch::of_text(&n, &breaks, o, stored, checked);
                 (p.is_stored() || p.is_checked()).then(|| Box::new(p))
             }
-            _ => None,
+            None => None,
         };
         Ok((
             AutoSketch {
@@ -473,7 +476,7 @@ impl AutoDetector {
     /// after [`AutoDetector::find_planned`]; the engine searches its segments' together
     /// ([`crate::detect::passages::find_across`]).
     pub(crate) fn passage_index(&self) -> Option<&PassageIndex> {
-        self.passages.as_ref().map(|(_, index)| index)
+        self.passages.as_ref()
     }
 
     /// Adds a passage verdict to `out` as [`Detector::find`] does: unless `out` already holds
@@ -519,7 +522,7 @@ impl Detector for AutoDetector {
             .as_ref()
             .map(|sh| (self.short.query(sh), self.short.candidates(sh).slots()));
         let mut out = self.find_planned(s, short.as_mut().map(|(q, slots)| (q, &slots[..])));
-        if let (Some((_, index)), Some(p)) = (&self.passages, &s.passages) {
+        if let (Some(index), Some(p)) = (&self.passages, &s.passages) {
             if let Some(v) = index.find(p) {
                 push_unique(&mut out, v);
             }
@@ -540,7 +543,7 @@ impl Detector for AutoDetector {
         if let (Some(d), Some(m)) = (&mut self.minhash, s.minhash) {
             d.insert(doc, m);
         }
-        if let (Some((_, index)), Some(p)) = (&mut self.passages, s.passages) {
+        if let (Some(index), Some(p)) = (&mut self.passages, s.passages) {
             index.insert(doc, &p);
         }
     }
@@ -564,7 +567,7 @@ impl Detector for AutoDetector {
             + self.short.heap_bytes()
             + self.simhash.as_ref().map_or(0, |d| d.heap_bytes())
             + self.minhash.as_ref().map_or(0, |d| d.heap_bytes())
-            + self.passages.as_ref().map_or(0, |(_, p)| p.heap_bytes())
+            + self.passages.as_ref().map_or(0, |p| p.heap_bytes())
     }
 }
 

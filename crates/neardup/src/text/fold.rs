@@ -21,6 +21,14 @@ pub(crate) struct Folder<'o> {
     /// White space was seen after something was written: one space goes before the next
     /// character.
     pending_space: bool,
+    /// With [`Folder::track_breaks`]: where line breaks were, as byte offsets of `out`.
+    breaks: Option<Vec<usize>>,
+}
+
+/// Whether `c` breaks a line.
+#[inline]
+fn is_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
 }
 
 impl<'o> Folder<'o> {
@@ -31,6 +39,22 @@ impl<'o> Folder<'o> {
             fold: opts.fold_traditional.then(Folds::get),
             out: String::with_capacity(capacity),
             pending_space: false,
+            breaks: None,
+        }
+    }
+
+    /// Also notes where line breaks are ([`Folder::finish_with_breaks`]).
+    pub(crate) fn track_breaks(&mut self) {
+        self.breaks = Some(Vec::new());
+    }
+
+    /// Notes a line break at the end of what is written (once per offset).
+    #[inline]
+    fn line_break(&mut self, c: char) {
+        if let Some(b) = self.breaks.as_mut().filter(|_| is_line_break(c)) {
+            if b.last() != Some(&self.out.len()) {
+                b.push(self.out.len());
+            }
         }
     }
 
@@ -53,9 +77,14 @@ impl<'o> Folder<'o> {
         self.out.push_str(s);
     }
 
-    /// The folded text.
-    pub(crate) fn finish(self) -> String {
-        self.out
+    /// The folded text, and where its line breaks were ([`Folder::track_breaks`]; else none).
+    /// A break at the end of the text (trailing white space) is left out.
+    pub(crate) fn finish_with_breaks(self) -> (String, Vec<usize>) {
+        let mut breaks = self.breaks.unwrap_or_default();
+        while breaks.last().is_some_and(|&b| b >= self.out.len()) {
+            breaks.pop();
+        }
+        (self.out, breaks)
     }
 
     /// [`Folder::push`] for the default options: verbatim runs are copied whole.
@@ -140,6 +169,7 @@ impl<'o> Folder<'o> {
         let opts = self.opts;
         if c.is_ascii() && opts.whitespace && opts.lowercase {
             if c.is_ascii_whitespace() {
+                self.line_break(c);
                 self.pending_space = !self.out.is_empty();
                 return;
             }
@@ -154,9 +184,11 @@ impl<'o> Folder<'o> {
         }
         let c = if opts.width { to_half_width(c) } else { c };
         if opts.whitespace && c.is_whitespace() {
+            self.line_break(c);
             self.pending_space = !self.out.is_empty();
             return;
         }
+        self.line_break(c);
         self.flush_space();
         if opts.lowercase {
             if c.is_ascii() {
@@ -213,7 +245,7 @@ mod tests {
         for c in pieces.iter().flat_map(|p| p.chars()) {
             f.push_char(c);
         }
-        f.finish()
+        f.finish_with_breaks().0
     }
 
     /// Every character the fast path copies is one the general steps leave as it is.
@@ -260,7 +292,7 @@ mod tests {
             for p in &pieces {
                 f.push(p);
             }
-            proptest::prop_assert_eq!(f.finish(), reference(&opts, &pieces));
+            proptest::prop_assert_eq!(f.finish_with_breaks().0, reference(&opts, &pieces));
         }
     }
 }

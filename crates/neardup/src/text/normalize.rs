@@ -92,8 +92,8 @@ fn is_false(b: &bool) -> bool {
 /// Texts longer than this (bytes) are not remembered by [`Normalizer::normalize_remembered`].
 pub const MEMO_MAX_BYTES: usize = 4 << 20;
 
-/// The last remembered normalisation of a thread: options, input, output.
-type Memo = Option<(NormalizeOptions, String, String)>;
+/// The last remembered normalisation of a thread: options, input, output, its line breaks.
+type Memo = Option<(NormalizeOptions, String, String, Vec<usize>)>;
 
 thread_local! {
     static MEMO: std::cell::RefCell<Memo> = const { std::cell::RefCell::new(None) };
@@ -122,35 +122,64 @@ impl Normalizer {
     /// around `auto`); texts over [`MEMO_MAX_BYTES`] are not remembered. The result is always
     /// that of [`Normalizer::normalize`].
     pub fn normalize_remembered(&self, text: &str) -> String {
+        self.remembered(text, false).0
+    }
+
+    /// [`Normalizer::normalize_with_breaks`], remembered as [`Normalizer::normalize_remembered`]
+    /// remembers (the two share the thread's memo).
+    pub fn normalize_remembered_with_breaks(&self, text: &str) -> (String, Vec<usize>) {
+        self.remembered(text, true)
+    }
+
+    /// The remembered normalisation of `text`, and its breaks when `breaks`.
+    fn remembered(&self, text: &str, breaks: bool) -> (String, Vec<usize>) {
         if text.len() > MEMO_MAX_BYTES {
-            return self.normalize(text);
+            return self.normalize_tracked(text, breaks);
         }
         let hit = MEMO.with(|m| match &*m.borrow() {
-            Some((o, input, out)) if input == text && *o == self.opts => Some(out.clone()),
+            Some((o, input, out, b)) if input == text && *o == self.opts => {
+                Some((out.clone(), if breaks { b.clone() } else { Vec::new() }))
+            }
             _ => None,
         });
-        if let Some(out) = hit {
-            return out;
+        if let Some(hit) = hit {
+            return hit;
         }
-        let out = self.normalize(text);
+        // The breaks are always tracked for the memo: a push per line break.
+        let (out, b) = self.normalize_tracked(text, true);
         MEMO.with(|m| {
             let mut m = m.borrow_mut();
             match &mut *m {
-                Some((o, input, memo)) => {
+                Some((o, input, memo, mb)) => {
                     o.clone_from(&self.opts);
                     input.clear();
                     input.push_str(text);
                     memo.clear();
                     memo.push_str(&out);
+                    mb.clone_from(&b);
                 }
-                None => *m = Some((self.opts.clone(), text.to_owned(), out.clone())),
+                None => *m = Some((self.opts.clone(), text.to_owned(), out.clone(), b.clone())),
             }
         });
-        out
+        (out, if breaks { b } else { Vec::new() })
+    }
+
+    /// Normalises `text`, and says where it had line breaks: the byte offsets in the result at
+    /// which a run of white space holding a line break (`\n`, `\r`, U+0085, U+2028, U+2029;
+    /// with HTML, between blocks) was folded away or into one space, ascending, without
+    /// repeats. The text is [`Normalizer::normalize`]'s. With `whitespace` off, line breaks stay
+    /// in the text and are reported all the same.
+    pub fn normalize_with_breaks(&self, text: &str) -> (String, Vec<usize>) {
+        self.normalize_tracked(text, true)
     }
 
     /// Normalises `text`, returning a new string.
     pub fn normalize(&self, text: &str) -> String {
+        self.normalize_tracked(text, false).0
+    }
+
+    /// [`Normalizer::normalize`], with its line breaks when `breaks` (else none).
+    fn normalize_tracked(&self, text: &str, breaks: bool) -> (String, Vec<usize>) {
         let is_html = match self.opts.html {
             HtmlMode::Always => true,
             HtmlMode::Never => false,
@@ -164,6 +193,9 @@ impl Normalizer {
         // The steps after NFKC (width, case, white space, script) fold what NFKC writes, piece
         // by piece.
         let mut f = Folder::new(&self.opts, s.len());
+        if breaks {
+            f.track_breaks();
+        }
         if self.opts.nfkc {
             nfkc_each(s, self.opts.fold_traditional, &mut |piece, clean| {
                 if clean {
@@ -175,7 +207,7 @@ impl Normalizer {
         } else {
             f.push(s);
         }
-        f.finish()
+        f.finish_with_breaks()
     }
 }
 
@@ -705,7 +737,7 @@ mod tests {
             let full: String = if nfkc { s.nfkc().collect() } else { s.clone() };
             let mut f = Folder::new(&opts, 0);
             f.push(&full);
-            let mut want = f.finish();
+            let mut want = f.finish_with_breaks().0;
             if fold_traditional {
                 want = want.chars().map(crate::text::script::fold_char).collect();
             }

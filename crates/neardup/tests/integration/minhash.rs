@@ -38,6 +38,13 @@ fn key_sets(rng: &mut Rng, inter: usize, only_a: usize, only_b: usize) -> (Vec<u
 
 // ---------------------------------------------------------------- MinHash
 
+/// Three agreements of 128 on top of five standard errors: near J = 0 the count of agreeing
+/// entries is Poisson-like and five normal standard errors are too tight. Regression: seed
+/// 2185270993984406414 with 1 shared key of 79 (J = 0.013, 1.6 agreements expected) had 8,
+/// beyond 5 standard errors (0.049) by 0.001 — a bound that failed about once in many
+/// thousand runs (`tests/proptest-regressions/minhash.txt` keeps the case).
+const SMALL_P_SLACK: f64 = 3.0 / 128.0;
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -55,7 +62,7 @@ proptest! {
             let j = inter as f64 / (inter + only_a + only_b) as f64;
             let est = jaccard_estimate(&sa, &sb);
             let sd = (j * (1.0 - j) / 128.0).sqrt();
-            prop_assert!((est - j).abs() <= 5.0 * sd + 1e-9, "{scheme:?}: J = {j}, estimate {est}");
+            prop_assert!((est - j).abs() <= 5.0 * sd + SMALL_P_SLACK, "{scheme:?}: J = {j}, estimate {est}");
         }
     }
 
@@ -81,7 +88,7 @@ proptest! {
                 let sd = (p * (1.0 - p) / 128.0).sqrt() / (1.0 - chance);
                 let est = jaccard_estimate_bits(&sa, &sb, bits);
                 prop_assert!(
-                    (est - j).abs() <= 5.0 * sd + 1e-9,
+                    (est - j).abs() <= 5.0 * sd + SMALL_P_SLACK,
                     "{scheme:?}, {bits} bits: J = {j}, estimate {est}"
                 );
             }

@@ -31,11 +31,22 @@ fn probe(text: &str) -> PassageSketch {
 
 #[test]
 fn fragments_end_at_sentence_ends_and_line_breaks() {
+    let texts = |t: &str, breaks: &[usize]| {
+        let f = Fragments::of(t, breaks);
+        (0..f.ranges.len())
+            .map(|i| f.text(i).to_string())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
-        fragments("Call me Ishmael. Some years ago\nnever mind how long!"),
+        texts("Call me Ishmael. Some years ago\nnever mind how long!", &[]),
         ["CallmeIshmael", "Someyearsago", "nevermindhowlong"]
     );
-    assert_eq!(fragments("。。\n"), Vec::<String>::new());
+    assert_eq!(texts("。。\n", &[]), Vec::<String>::new());
+    // A break where white space holding a line break was folded into one space.
+    assert_eq!(
+        texts("some years ago never mind", &[14]),
+        ["someyearsago", "nevermind"]
+    );
 }
 
 #[test]
@@ -163,4 +174,49 @@ fn options_out_of_range_are_named() {
         let e = bad.check().unwrap_err().to_string();
         assert!(e.contains(name), "{e}");
     }
+}
+
+/// Regression: an attribution of exactly a fifth of the letters (3 of 15) was refused, the
+/// probes' bound computed as `floor(0.2 · 15)` = 2 in floating point.
+#[test]
+fn an_attribution_of_exactly_a_fifth_is_allowed() {
+    let index = index_of(&[SENTENCES.concat()]);
+    let v = index.find(&probe(&format!("某某说：“{}”", SENTENCES[0])));
+    assert_eq!(v.map(|v| (v.of, v.similarity)), Some((0, Some(0.8))));
+}
+
+/// The spec's test vectors (docs/fingerprint-spec.md, "Passages v1"): a fragment's key is the
+/// XXH3-64 of its letters and digits, UTF-8.
+#[test]
+fn passage_keys_are_the_xxh3_of_a_fragments_letters() {
+    let s = PassageSketch::of_stored(
+        "天下大势，分久必合，合久必分。call me ishmael. hi!",
+        &PassageOptions::default(),
+    );
+    assert_eq!(
+        xxh3("天下大势分久必合合久必分".as_bytes()),
+        0xf05f7a8129eb4ac0
+    );
+    assert_eq!(xxh3("callmeishmael".as_bytes()), 0x9d8a6a932b65994e);
+    // `hi` is shorter than `min_fragment` (8): not a key. Keys are in the text's order.
+    assert_eq!(s.keys(), [0xf05f7a8129eb4ac0, 0x9d8a6a932b65994e]);
+}
+
+/// A quote is one run of its source: a page whose own body lies between a header and a footer
+/// it shares with a stored page is not a quote of it, nor is a text made of the source's
+/// sentences out of their order or with one left out.
+#[test]
+fn only_a_run_of_the_source_is_a_quote() {
+    let header = "欢迎访问本站，这里有最新最全的技术文章。\n请登录后发表评论，遵守社区规范。\n";
+    let footer = "\n版权所有，未经许可不得转载本站任何内容。\n本站内容仅供学习交流使用，如有侵权请联系删除。";
+    let index = index_of(&[format!("{header}{}{footer}", SENTENCES[..4].concat())]);
+    let page = format!("{header}今天学习了新的知识。{footer}");
+    assert!(index.find(&probe(&page)).is_none(), "own body between");
+    let index = index_of(&[SENTENCES.concat()]);
+    let shuffled = format!("{}{}{}", SENTENCES[2], SENTENCES[1], SENTENCES[3]);
+    assert!(index.find(&probe(&shuffled)).is_none(), "out of order");
+    let gap = format!("{}{}{}", SENTENCES[1], SENTENCES[3], SENTENCES[4]);
+    assert!(index.find(&probe(&gap)).is_none(), "a sentence left out");
+    let run = format!("{}{}{}", SENTENCES[2], SENTENCES[3], SENTENCES[4]);
+    assert_eq!(index.find(&probe(&run)).map(|v| v.of), Some(0));
 }

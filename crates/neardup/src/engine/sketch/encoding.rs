@@ -29,7 +29,9 @@
 //! written (`exact u128 | chars u32 | flags u8` with only the `short`, `simhash`, `minhash`
 //! and `shingles` bits, then those parts);
 //! then, last, `passages u8`: with 1, `n u32 | keys u64×n` — the keys of a long text's
-//! fragments, sorted (`PassageSketch::keys`; an indexed body has none of its own).
+//! fragments in their order in the text, each once, where it first occurs (a key's place is
+//! its rank, which a quote's fragments must follow: `PassageSketch::keys`; an indexed body has
+//! none of its own).
 //! Version 9 is version 10 without `passages`; it is read (the document is not found by its
 //! sentences), and a sketch without passage keys is still written as version 9 or 8.
 //! Version 8 is version 9 without `whole` and `part`; it is read (a match with such a document is judged
@@ -642,8 +644,10 @@ pub(super) fn decode_kept(b: &[u8]) -> Result<(DocSketch, bool), String> {
                     .chunks_exact(8)
                     .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
                     .collect();
-                if keys.is_empty() || keys.windows(2).any(|w| w[0] >= w[1]) {
-                    return Err("passages: keys not ascending".into());
+                let mut sorted = keys.clone();
+                sorted.sort_unstable();
+                if keys.is_empty() || sorted.windows(2).any(|w| w[0] == w[1]) {
+                    return Err("passages: no key, or a key repeated".into());
                 }
                 Some(Box::new(PassageSketch::from_keys(keys)))
             }
