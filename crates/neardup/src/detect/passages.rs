@@ -3,8 +3,9 @@
 //!
 //! The long path compares whole texts, so a quote of two sentences shares too few of a long
 //! document's shingles to be a candidate there; the short path indexes only texts within its
-//! reach. With passages on ([`PassageOptions`], `neardup dedup --passages`), every text on the
-//! long path is also indexed by its **fragments**: the runs of its normalised text between
+//! reach. With passages (on by default: [`PolicyOptions::passages`](crate::policy::PolicyOptions::passages);
+//! `neardup dedup --no-passages` turns them off), every text on the long path is also indexed
+//! by its **fragments**: the runs of its normalised text between
 //! sentence ends and line breaks (`。 . ！ ! ？ ? ｡` and new lines), each keyed by the XXH3 of
 //! its letters and digits. A text within the short path's reach is cut the same way; since
 //! both sides are cut by the same rule, every fragment that lies wholly inside the quote is a

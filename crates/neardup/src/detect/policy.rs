@@ -10,6 +10,10 @@
 //! 3. Otherwise the **long path**: MinHash LSH (default; Jaccard ≥ 0.6 ([`crate::minhash::DEFAULT_THRESHOLD`]) of character 5-grams
 //!    or word 3-grams, 128-slot MinHash v2 signatures, estimated from them), or simhash within
 //!    Hamming distance `simhash_k` (default 3), or either ([`LongMethod`]).
+//! 4. **Passages** ([`crate::detect::passages`], [`PolicyOptions::passages`]): a long text is
+//!    also indexed by its sentences, and a text within the short path's reach whose sentences
+//!    (at least 80 % of its letters, one run of the source) are one long text's is its
+//!    duplicate — a quote ([`crate::detect::Stage::Passage`]).
 //!
 //! The long path cuts a text into characters when Han or another spaceless script makes up
 //! at least 30 % of its letters, into words below; two signatures of different shingles share
