@@ -1,7 +1,7 @@
 //! Throughput of the sketches besides simhash: MinHash signatures (128 slots, v2 and v1 side by
 //! side with the bound of both, cutting and hashing the shingles; Chinese 5-grams and English
 //! word 3-grams), LSH banding and band-table lookups at 1 M documents (growing and frozen), I-Match digests, exact digests, and the short-text path
-//! (sketch + find against 5,000 indexed texts, and find against 40,000 that share phrases) and its containment alignment. Reads real text from the corpora
+//! (sketch + find against 5,000 indexed texts, and find against 40,000 that share phrases) and its containment alignment, and passages (long texts' fragments keyed, quotes of them found). Reads real text from the corpora
 //! (`NEARDUP_CORPORA` or `../../../shared/corpora`) when present, else the test fixtures.
 //! Every benchmark also checks its result.
 
@@ -552,6 +552,93 @@ fn bench_short_corpus_lines(c: &mut Criterion) {
     time_finds(c, "find/corpus-lines-50k", 20, &d, &queries);
 }
 
+/// Passages: cutting long texts into fragments and keying them (Chinese and English, the
+/// normalised text with its line breaks), and looking up quotes of them (two sentences after
+/// an attribution) in the index of them all. Asserts that most quotes are found, each in its
+/// source.
+fn bench_passages(c: &mut Criterion) {
+    use neardup::detect::passages::{PassageIndex, PassageOptions, PassageSketch};
+    use neardup::normalize::{NormalizeOptions, Normalizer};
+    let opts = PassageOptions::default();
+    let normalizer = Normalizer::new(NormalizeOptions::default());
+    let mut g = c.benchmark_group("passages");
+    g.sample_size(10);
+    for (name, file, fixture) in [
+        (
+            "zh_sanguo_yanyi",
+            "zh_sanguo_yanyi.jsonl",
+            include_str!("../tests/fixtures/sanguo_ch1.txt"),
+        ),
+        (
+            "en_sotu",
+            "en_sotu.jsonl",
+            include_str!("../tests/fixtures/moby_dick_excerpt.txt"),
+        ),
+    ] {
+        let docs: Vec<(String, Vec<usize>)> = texts(file, fixture, 4 << 20)
+            .iter()
+            .map(|t| normalizer.normalize_with_breaks(t))
+            .collect();
+        let bytes: usize = docs.iter().map(|d| d.0.len()).sum();
+        let keys =
+            |d: &(String, Vec<usize>)| PassageSketch::of_text(&d.0, &d.1, &opts, true, false);
+        let total: usize = docs.iter().map(|d| keys(d).keys().len()).sum();
+        assert!(
+            total > docs.len(),
+            "{total} keys of {} documents",
+            docs.len()
+        );
+        g.throughput(Throughput::Bytes(bytes as u64));
+        g.bench_function(format!("keys/{name}"), |b| {
+            b.iter(|| {
+                assert_eq!(
+                    docs.iter().map(|d| keys(d).keys().len()).sum::<usize>(),
+                    total
+                )
+            })
+        });
+        // Two sentences from the middle of each document (with no line break in them), in
+        // quotation marks.
+        let mut index = PassageIndex::new(opts.clone());
+        for (i, d) in docs.iter().enumerate() {
+            index.insert(i as u32, &keys(d));
+        }
+        let quotes: Vec<(u32, PassageSketch)> = docs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                let ends: Vec<usize> =
+                    d.0.match_indices(['。', '.'])
+                        .map(|(at, m)| at + m.len())
+                        .collect();
+                let (a, b) = (ends.len() / 2..ends.len().saturating_sub(2))
+                    .map(|k| (ends[k], ends[k + 2]))
+                    .find(|&(a, b)| !d.1.iter().any(|&x| a < x && x < b))?;
+                let quote = format!("“{}”", &d.0[a..b]);
+                let s = PassageSketch::of_text(&quote, &[], &opts, false, true);
+                s.is_checked().then_some((i as u32, s))
+            })
+            .collect();
+        let found = || {
+            quotes
+                .iter()
+                .filter(|(i, q)| index.find(q).is_some_and(|v| v.of == *i))
+                .count()
+        };
+        let n = found();
+        assert!(
+            n * 2 >= quotes.len(),
+            "{n} of {} quotes found",
+            quotes.len()
+        );
+        g.throughput(Throughput::Elements(quotes.len() as u64));
+        g.bench_function(format!("find-quotes/{name}"), |b| {
+            b.iter(|| assert_eq!(found(), n))
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_minhash,
@@ -561,6 +648,7 @@ criterion_group!(
     bench_short_shared_phrases,
     bench_short_corpus_lines,
     bench_veto,
-    bench_alignment
+    bench_alignment,
+    bench_passages
 );
 criterion_main!(benches);

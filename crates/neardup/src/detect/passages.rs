@@ -173,22 +173,39 @@ impl Fragments {
             *start = f.letters.len();
             *chars = 0;
         };
-        let mut breaks = breaks.iter().copied().peekable();
         let b = text.as_bytes();
+        let mut breaks = breaks.iter().copied();
+        let mut next_break = breaks.next().unwrap_or(usize::MAX);
         let mut at = 0;
         while at < b.len() {
-            while breaks.next_if(|&x| x <= at).is_some() {
+            while next_break <= at {
                 close(f, &mut start, &mut chars);
+                next_break = breaks.next().unwrap_or(usize::MAX);
             }
             let x = b[at];
-            // ASCII a byte at a time (a letter or digit is a word character, the rest is not).
-            let (c, len) = if x < 0x80 {
-                (x as char, 1)
+            if x < 0x80 {
+                // ASCII: a letter or digit is a word character; of the rest, `\n \r . ! ?` end
+                // a fragment.
+                at += 1;
+                if x.is_ascii_alphanumeric() {
+                    f.letters.push(x as char);
+                    chars += 1;
+                    f.count += 1;
+                } else if matches!(x, b'\n' | b'\r' | b'.' | b'!' | b'?') {
+                    close(f, &mut start, &mut chars);
+                }
+                continue;
+            }
+            let c = if (0xE0..0xF0).contains(&x) {
+                // Three bytes (Han among them), decoded in place: the text is UTF-8.
+                let cp = (u32::from(x & 0x0F) << 12)
+                    | (u32::from(b[at + 1] & 0x3F) << 6)
+                    | u32::from(b[at + 2] & 0x3F);
+                char::from_u32(cp).expect("a three-byte sequence of valid UTF-8")
             } else {
-                let c = text[at..].chars().next().expect("a character starts here");
-                (c, c.len_utf8())
+                text[at..].chars().next().expect("a character starts here")
             };
-            at += len;
+            at += c.len_utf8();
             if ends_fragment(c) {
                 close(f, &mut start, &mut chars);
             } else if is_word_char(c) {
