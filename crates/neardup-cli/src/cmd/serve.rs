@@ -648,76 +648,48 @@ fn failed_shutdown_note(e: &std::io::Error, s: &LogPosition) -> String {
 /// named: a directory written before Traditional characters were folded is served with
 /// `--keep-traditional`, one written before quotes were matched with `--quote-edge 0`.
 fn with_flag_hint(e: EngineError) -> EngineError {
+    /// A difference's start, and what the directory was written with or before.
+    const HINTS: [(&str, &str); 5] = [
+        (
+            "fingerprint.config.normalize.fold_traditional: stored false",
+            "written before Traditional characters were folded to Simplified: serve it with \
+             --keep-traditional",
+        ),
+        (
+            "detector.short.containment.edge: stored 0.0",
+            "written before quotes were matched: serve it with --quote-edge 0",
+        ),
+        (
+            "detector.passages: stored null",
+            "written before stored long texts were indexed by their sentences: serve it with \
+             --no-passages",
+        ),
+        (
+            "template_veto.own_repeated_lines: stored false",
+            "written before a page's own lines repeated by its copies made its distinct part: \
+             serve it with --no-template-own-lines",
+        ),
+        (
+            "template_veto.by_content: stored true",
+            "written judging by content: serve it with --template-by-content",
+        ),
+    ];
     match e {
         EngineError::ConfigMismatch {
             dir,
             difference,
             config,
-        } if difference
-            .starts_with("fingerprint.config.normalize.fold_traditional: stored false") =>
-        {
+        } => {
+            let hint = HINTS
+                .iter()
+                .find(|(start, _)| difference.starts_with(start));
             EngineError::ConfigMismatch {
                 dir,
                 config,
-                difference: format!(
-                    "{difference} (written before Traditional characters were folded to \
-                     Simplified: serve it with --keep-traditional)"
-                ),
-            }
-        }
-        EngineError::ConfigMismatch {
-            dir,
-            difference,
-            config,
-        } if difference.starts_with("detector.short.containment.edge: stored 0.0") => {
-            EngineError::ConfigMismatch {
-                dir,
-                config,
-                difference: format!(
-                    "{difference} (written before quotes were matched: serve it with \
-                     --quote-edge 0)"
-                ),
-            }
-        }
-        EngineError::ConfigMismatch {
-            dir,
-            difference,
-            config,
-        } if difference.starts_with("template_veto.own_repeated_lines: stored false") => {
-            EngineError::ConfigMismatch {
-                dir,
-                config,
-                difference: format!(
-                    "{difference} (written before a page's own lines repeated by its copies \
-                     made its distinct part: serve it with --no-template-own-lines)"
-                ),
-            }
-        }
-        EngineError::ConfigMismatch {
-            dir,
-            difference,
-            config,
-        } if difference.starts_with("detector.passages: stored null") => {
-            EngineError::ConfigMismatch {
-                dir,
-                config,
-                difference: format!(
-                    "{difference} (written before stored long texts were indexed by their \
-                     sentences: serve it with --no-passages)"
-                ),
-            }
-        }
-        EngineError::ConfigMismatch {
-            dir,
-            difference,
-            config,
-        } if difference.starts_with("template_veto.by_content: stored true") => {
-            EngineError::ConfigMismatch {
-                dir,
-                config,
-                difference: format!(
-                    "{difference} (written judging by content: serve it with --template-by-content)"
-                ),
+                difference: match hint {
+                    Some((_, hint)) => format!("{difference} ({hint})"),
+                    None => difference,
+                },
             }
         }
         e => e,
