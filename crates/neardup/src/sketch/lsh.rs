@@ -82,6 +82,33 @@ pub fn optimal_param(
     if num_perm == 0 {
         return Err(Error::Config("num_perm must be at least 1".into()));
     }
+    // The scan integrates two areas for each of ~650 `(b, r)` (128 slots): milliseconds, paid
+    // by every detector built (several for `auto`), so each answer is kept for the process.
+    type Key = (u64, usize, u64, u64);
+    static KNOWN: std::sync::Mutex<Vec<(Key, (usize, usize))>> = std::sync::Mutex::new(Vec::new());
+    let key = (
+        threshold.to_bits(),
+        num_perm,
+        fp_weight.to_bits(),
+        fn_weight.to_bits(),
+    );
+    let known = |k: &Key| {
+        let cache = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+        cache.iter().find(|(c, _)| c == k).map(|&(_, p)| p)
+    };
+    if let Some(p) = known(&key) {
+        return Ok(p);
+    }
+    let opt = scan_params(threshold, num_perm, fp_weight, fn_weight);
+    let mut cache = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() < 256 && !cache.iter().any(|(c, _)| *c == key) {
+        cache.push((key, opt));
+    }
+    Ok(opt)
+}
+
+/// [`optimal_param`]'s scan, for checked arguments.
+fn scan_params(threshold: f64, num_perm: usize, fp_weight: f64, fn_weight: f64) -> (usize, usize) {
     let mut best = f64::INFINITY;
     let mut opt = (1, 1);
     for b in 1..=num_perm {
@@ -94,7 +121,7 @@ pub fn optimal_param(
             }
         }
     }
-    Ok(opt)
+    opt
 }
 
 /// LSH banding options (serde defaults = [`Default`]).

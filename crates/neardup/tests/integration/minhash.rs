@@ -206,6 +206,22 @@ fn optimal_param_matches_datasketch() {
     assert!(optimal_param(0.5, 128, -1.0, 0.5).is_err());
 }
 
+/// The answers kept for the process (a second call reads them) are the scan's, argument for
+/// argument: weights that differ only in one argument get their own answer.
+#[test]
+fn optimal_param_kept_answers_are_the_scans() {
+    for _ in 0..3 {
+        assert_eq!(optimal_param(0.75, 256, 0.5, 0.5).unwrap(), (21, 12));
+        assert_eq!(optimal_param(0.75, 256, 0.1, 0.9).unwrap(), (28, 9));
+        assert_eq!(
+            optimal_param(0.75, 256, 0.9, 0.1).unwrap(),
+            optimal_param(0.75, 256, 0.9, 0.1).unwrap()
+        );
+        assert_ne!(optimal_param(0.75, 256, 0.9, 0.1).unwrap(), (21, 12));
+        assert!(optimal_param(0.0, 256, 0.5, 0.5).is_err());
+    }
+}
+
 /// The LSH candidate rate over pairs of Jaccard s follows 1 − (1 − s^r)^b.
 #[test]
 fn lsh_reproduces_the_s_curve() {
