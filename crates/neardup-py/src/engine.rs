@@ -25,6 +25,9 @@ use crate::options::Options;
 /// page's own lines repeated by its copies made its distinct part, as ``neardup serve
 /// --no-template-own-lines``), ``template_by_content`` (``False``; ``True`` judges the
 /// first pages of a new template by content, as ``neardup serve --template-by-content``),
+/// ``template_text_lines`` (``True``; ``False`` reads the lines of HTML pages from their
+/// markup and opens a directory written before they were read from their text, as ``neardup
+/// serve --template-markup-lines``),
 /// ``passages`` (``True``; ``False`` opens a directory written before long texts were indexed
 /// by their sentences, as ``neardup serve --no-passages``),
 /// ``retention`` (seconds, default 2 days),
@@ -147,6 +150,12 @@ impl Engine {
                 "`template_own_lines` applies to method=\"auto\" with the template veto, which is off here",
             ));
         }
+        let text_lines = o.take::<bool>("template_text_lines")?;
+        if text_lines.is_some() && (detector == EngineDetector::Simhash || veto == Some(false)) {
+            return Err(config(
+                "`template_text_lines` applies to method=\"auto\" with the template veto, which is off here",
+            ));
+        }
         let by_content = o.take::<bool>("template_by_content")?;
         if by_content == Some(true) && (detector == EngineDetector::Simhash || veto == Some(false))
         {
@@ -186,6 +195,7 @@ impl Engine {
                 d.template_veto.clone().map(|v| TemplateVetoOptions {
                     own_repeated_lines: own_lines.unwrap_or(v.own_repeated_lines),
                     by_content: by_content.unwrap_or(v.by_content),
+                    text_lines: text_lines.unwrap_or(v.text_lines),
                     ..v
                 })
             } else {
@@ -212,6 +222,7 @@ impl Engine {
             "distance",
             "template_veto",
             "template_own_lines",
+            "template_text_lines",
             "template_by_content",
             "passages",
             "retention",

@@ -116,6 +116,7 @@ def test_engine_template_veto_is_on_by_default_and_can_be_turned_off(tmp_path):
     for name, option, stored in [
         ("old", {"template_own_lines": False}, "own_repeated_lines: stored false"),
         ("content", {"template_by_content": True}, "by_content: stored true"),
+        ("markup", {"template_text_lines": False}, "text_lines: stored false"),
     ]:
         with neardup.Engine(tmp_path / name, sync="none", **option) as e:
             e.check_and_insert_many(docs)
@@ -127,6 +128,8 @@ def test_engine_template_veto_is_on_by_default_and_can_be_turned_off(tmp_path):
         neardup.Engine(tmp_path / "t", template_veto=False, template_own_lines=False)
     with pytest.raises(neardup.ConfigError, match="template_by_content"):
         neardup.Engine(tmp_path / "t", template_veto=False, template_by_content=True)
+    with pytest.raises(neardup.ConfigError, match="template_text_lines"):
+        neardup.Engine(tmp_path / "t", template_veto=False, template_text_lines=False)
     with pytest.raises(neardup.ConfigError, match="template_veto"):
         neardup.Engine(tmp_path / "s", method="simhash", template_veto=True)
 

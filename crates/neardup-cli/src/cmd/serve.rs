@@ -2,7 +2,7 @@
 //!
 //! Settings come from flags, then environment variables (`NEARDUP_*`), then a TOML file
 //! (`--config`, keys named like the long flags with `_`: `data_dir`, `addr`, `retention`,
-//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `quote_edge`, `passages`, `template_own_lines`, `template_by_content`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
+//! `method`, `distance`, `template_veto`, `minhash_bits`, `minhash_scheme`, `quote_edge`, `passages`, `template_own_lines`, `template_markup_lines`, `template_by_content`, `segments`, `max_docs`, `index_bytes_per_doc`, `sync`, `sync_interval`, `token`, `body_limit`,
 //! `max_batch`, `max_connections`, `header_timeout`, `body_timeout`, `snapshot_interval`,
 //! `backend`, `redis_prefix`), then defaults. Fingerprint
 //! options are flags only and are recorded in the data directory or the Redis index
@@ -103,6 +103,12 @@ pub struct Args {
     /// it (written before it) opens only with it off.
     #[arg(long = "no-template-own-lines", env = "NEARDUP_NO_TEMPLATE_OWN_LINES")]
     pub no_template_own_lines: bool,
+    /// auto, template veto: read the lines of an HTML page from its markup, not from its text
+    /// (one block element a line, the default), as before the rule; then a page whose markup
+    /// has no line breaks has no template lines. Recorded in the data directory: a directory
+    /// recorded without the rule (written before it) opens only with this flag.
+    #[arg(long = "template-markup-lines", env = "NEARDUP_TEMPLATE_MARKUP_LINES")]
+    pub template_markup_lines: bool,
     /// auto, template veto: also judge a match with a page stored before any of its lines was
     /// repeated by what each has that the other lacks, and stop trusting a stored page's part
     /// once its lines have become template lines. For pages of new templates sent one at a
@@ -212,6 +218,7 @@ struct FileConfig {
     quote_edge: Option<f64>,
     passages: Option<bool>,
     template_own_lines: Option<bool>,
+    template_markup_lines: Option<bool>,
     template_by_content: Option<bool>,
     segments: Option<u32>,
     max_docs: Option<u64>,
@@ -336,6 +343,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
              detector's template veto, which is off here"
         );
     }
+    let markup_lines = args.template_markup_lines || file.template_markup_lines.unwrap_or(false);
+    if markup_lines && (!veto || detector == EngineDetector::Simhash) {
+        bail!(
+            "--template-markup-lines (config key `template_markup_lines`) applies to the auto \
+             detector's template veto, which is off here"
+        );
+    }
     let by_content = args.template_by_content || file.template_by_content.unwrap_or(false);
     if by_content && (!veto || detector == EngineDetector::Simhash) {
         bail!(
@@ -354,6 +368,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             defaults.template_veto.clone().map(|v| TemplateVetoOptions {
                 own_repeated_lines: own_lines,
                 by_content,
+                text_lines: !markup_lines,
                 ..v
             })
         } else {
@@ -649,7 +664,7 @@ fn failed_shutdown_note(e: &std::io::Error, s: &LogPosition) -> String {
 /// `--keep-traditional`, one written before quotes were matched with `--quote-edge 0`.
 fn with_flag_hint(e: EngineError) -> EngineError {
     /// A difference's start, and what the directory was written with or before.
-    const HINTS: [(&str, &str); 5] = [
+    const HINTS: [(&str, &str); 6] = [
         (
             "fingerprint.config.normalize.fold_traditional: stored false",
             "written before Traditional characters were folded to Simplified: serve it with \
@@ -668,6 +683,11 @@ fn with_flag_hint(e: EngineError) -> EngineError {
             "template_veto.own_repeated_lines: stored false",
             "written before a page's own lines repeated by its copies made its distinct part: \
              serve it with --no-template-own-lines",
+        ),
+        (
+            "template_veto.text_lines: stored false",
+            "written before the lines of HTML pages were read from their text: serve it with \
+             --template-markup-lines",
         ),
         (
             "template_veto.by_content: stored true",

@@ -504,6 +504,18 @@ fn directory_written_before_template_own_lines_names_the_flag() {
     refused_without_the_veto("--no-template-own-lines");
 }
 
+/// A data directory written before the lines of HTML pages were read from their text (no
+/// `text_lines` recorded) is refused naming the setting and the flag that serves it, and
+/// opens with that flag; the flag without the veto is refused before anything is written.
+#[test]
+fn directory_written_before_text_lines_names_template_markup_lines() {
+    written_with_flag_is_refused_naming_it(
+        &["--template-markup-lines"],
+        "template_veto.text_lines: stored false, requested true",
+    );
+    refused_without_the_veto("--template-markup-lines");
+}
+
 /// `flag`, a setting of the template veto, is refused with `--no-template-veto` before
 /// anything is written.
 fn refused_without_the_veto(flag: &str) {

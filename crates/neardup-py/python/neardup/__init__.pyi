@@ -215,6 +215,7 @@ class Engine:
         distance: Optional[int] = None,
         template_veto: Optional[bool] = None,
         template_own_lines: Optional[bool] = None,
+        template_text_lines: Optional[bool] = None,
         template_by_content: Optional[bool] = None,
         passages: Optional[bool] = None,
         retention: Optional[float] = None,

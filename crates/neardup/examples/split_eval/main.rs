@@ -51,6 +51,11 @@
 //! texts), a sentence held by more than `h` documents counting for none; `h/m` keys fragments
 //! from `m` letters.
 //! `SPLIT_EVAL_NO_PASSAGES=1` turns passages off in every column (the online engine's too).
+//! `SPLIT_EVAL_MINIFY=1` puts every HTML page's markup on one line (line breaks removed), as
+//! minified pages come from many sites.
+//! `SPLIT_EVAL_TEXT_LINES=1` replaces the columns with the default whose veto reads the lines
+//! of HTML pages from their markup and from their text (`TemplateVetoOptions::text_lines`), in
+//! batch and online (requests of 1 and of 100).
 //! `SPLIT_EVAL_EDGE=0,0.1,0.2` replaces the columns with the default whose short path's
 //! containment lets that share of the shorter text lie outside the longer at one edge
 //! (`ContainmentOptions::edge`).
@@ -79,6 +84,7 @@ use variants::{variants, Variant};
 use neardup::dedup::{Deduper, Keep, Linkage};
 use neardup::detect::Detector;
 use neardup::eval::{make_set, pair_truth, score, Kind, MakeOptions, Prf, SourceDoc, Truth};
+use neardup::normalize::looks_like_html;
 use neardup::policy::AutoDetector;
 use neardup::template_veto::TemplateVeto;
 
@@ -397,7 +403,13 @@ fn main() {
                     },
                 );
                 let truth: Vec<Truth> = set.docs.iter().map(|d| d.truth()).collect();
-                let texts: Vec<String> = set.docs.into_iter().map(|d| d.text).collect();
+                let mut texts: Vec<String> = set.docs.into_iter().map(|d| d.text).collect();
+                // `SPLIT_EVAL_MINIFY=1`: every HTML page's markup on one line.
+                if std::env::var_os("SPLIT_EVAL_MINIFY").is_some() {
+                    for t in texts.iter_mut().filter(|t| looks_like_html(t)) {
+                        *t = t.replace(['\n', '\r'], "");
+                    }
+                }
                 // `SPLIT_EVAL_DUMP=dir`: each set as JSONL (`id` = position, `text`, `group`).
                 if let Ok(dir) = std::env::var("SPLIT_EVAL_DUMP") {
                     let name = format!(

@@ -230,6 +230,34 @@ pub(crate) fn variants() -> Vec<Variant> {
         }
         return v;
     }
+    // `SPLIT_EVAL_TEXT_LINES=1`: the default with the veto's lines of HTML pages read from
+    // their markup (`TemplateVetoOptions::text_lines` off) and from their text (on), in batch
+    // and through the online engine in requests of 1 and of 100.
+    if std::env::var_os("SPLIT_EVAL_TEXT_LINES").is_some() {
+        let t5 = with(&|p| p.minhash.lsh.threshold = 0.5);
+        let mut v = vec![];
+        for text_lines in [false, true] {
+            let veto = TemplateVetoOptions {
+                text_lines,
+                ..TemplateVetoOptions::default()
+            };
+            let lines = if text_lines { "text" } else { "markup" };
+            for engine in [None, Some(1), Some(100)] {
+                v.push(Variant {
+                    name: match engine {
+                        None => format!("`dedup` default, lines of {lines}"),
+                        Some(r) => format!("online, requests of {r}, lines of {lines}"),
+                    },
+                    veto: Some(veto.clone()),
+                    policy: t5.clone(),
+                    engine,
+                    body_index: engine.is_none(),
+                    keep_traditional: false,
+                });
+            }
+        }
+        return v;
+    }
     // `SPLIT_EVAL_THRESHOLDS=0.4,0.45,0.55`: the default with other MinHash thresholds.
     if let Ok(ts) = std::env::var("SPLIT_EVAL_THRESHOLDS") {
         let mut v = vec![];

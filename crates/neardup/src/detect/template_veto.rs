@@ -121,6 +121,16 @@ pub struct TemplateVetoOptions {
     /// lines was repeated (measured, not adopted)"). Recorded only when on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub by_content: bool,
+    /// An HTML page whose markup has fewer lines holding anything than its visible text has
+    /// (minified markup, blocks run together on a line) has the lines of that text (one block element
+    /// a line, as the normaliser extracts it: [`Normalizer::text_of`]), so that its
+    /// template's lines are counted all the same; a page laid out a block a line or more
+    /// keeps its markup's lines. Off, every HTML page has its markup's lines (then a minified
+    /// page has one line, and pages of one template share none). Default `true`; recorded
+    /// only when on, so a configuration without it reads as off, the behaviour before it
+    /// (docs/quality.md, "Minified HTML pages read by the lines of their text").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub text_lines: bool,
     /// How many of the smallest hashes of each guard set (the whole document's and its
     /// distinct part's character 5-grams) a stored document keeps for the containment guard
     /// ([`contained_above`](Self::contained_above)): the guard's estimates are exact up to this
@@ -148,6 +158,7 @@ impl TemplateVetoOptions {
         TemplateVetoOptions {
             mask_line_digits: false,
             strip_template_share: None,
+            text_lines: false,
             ..TemplateVetoOptions::default()
         }
     }
@@ -168,6 +179,7 @@ impl Default for TemplateVetoOptions {
             guard_sample: GUARD_SAMPLE,
             own_repeated_lines: true,
             by_content: false,
+            text_lines: true,
         }
     }
 }
@@ -323,13 +335,15 @@ const GUARD_SAMPLE: usize = 256;
 mod batch;
 mod body;
 mod digits;
+mod lines;
 mod pairwise;
 #[cfg(test)]
 mod tests;
 
 pub use batch::TemplateVeto;
 pub use digits::mask_digits;
-use digits::{has_numeral, without_numerals};
+use digits::without_numerals;
+use lines::lines_below;
 pub use pairwise::OwnLines;
 
 /// The veto's rules, without its state: which lines are counted, a document's distinct part
@@ -430,40 +444,6 @@ impl VetoRules {
         d.kept(self.opts.guard_sample)
     }
 
-    /// The keys of each line of `text` (as [`str::lines`] splits it), in order; `None` for a
-    /// line too short to be counted.
-    pub fn line_keys(&self, text: &str) -> Vec<Option<LineKey>> {
-        let mut masked = String::new();
-        text.lines()
-            .map(|line| {
-                let t = line.trim();
-                (t.len() >= self.opts.min_line_bytes).then(|| {
-                    let exact = xxh3(t.as_bytes()) & !1;
-                    let template = if self.opts.mask_line_digits && has_numeral(t) {
-                        xxh3(mask_digits(t, &mut masked).as_bytes()) | 1
-                    } else {
-                        exact
-                    };
-                    LineKey { exact, template }
-                })
-            })
-            .collect()
-    }
-
-    /// The distinct keys of `text`'s counted lines, sorted: what one document adds to the
-    /// line counts (both keys of each line).
-    pub fn counted_lines(&self, text: &str) -> Vec<u64> {
-        let mut keys: Vec<u64> = self
-            .line_keys(text)
-            .into_iter()
-            .flatten()
-            .flat_map(|k| [k.exact, k.template])
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys
-    }
-
     /// The distinct part of `text`, when it is substantial. `line_docs[i]` is how many
     /// documents (this one included) hold line `i` (0 for lines too short to be counted).
     pub fn distinct_part(&self, text: &str, line_docs: &[u32]) -> Option<DistinctSketch> {
@@ -500,7 +480,8 @@ impl VetoRules {
             return None;
         }
         let template = line_docs.iter().any(|&n| n >= self.opts.template_docs);
-        let lines_below = |floor: u32| lines_below(text, line_docs, floor);
+        let lines = self.lines_of(text);
+        let lines_below = |floor: u32| lines_below(&lines, line_docs, floor);
         // Digits are left out of the distinct part: copies that differ only in counters, dates
         // or view counts must not look distinct.
         // Not remembered: the whole document (normalised by the inner detector) stays so.
@@ -529,7 +510,7 @@ impl VetoRules {
             // part agrees with. Lines repeated in fewer documents (an article's, by its
             // copies) are its own.
             if template
-                && self.letters_below(text, line_docs, self.opts.template_docs)
+                && self.letters_below(&lines, line_docs, self.opts.template_docs)
                     < self.opts.min_distinct_chars
             {
                 return Some(DistinctSketch {
@@ -564,10 +545,11 @@ impl VetoRules {
         Some(DistinctSketch { signature, guard })
     }
 
-    /// The letters and digits of `text`'s lines held by fewer than `floor` documents, as its
-    /// distinct part counts them (normalised, numerals left out).
-    fn letters_below(&self, text: &str, line_docs: &[u32], floor: u32) -> usize {
-        without_numerals(self.fp.normalize(&lines_below(text, line_docs, floor)))
+    /// The letters and digits of the lines of `lines` (a [`lines_of`](Self::lines_of) text)
+    /// held by fewer than `floor` documents, as its distinct part counts them (normalised,
+    /// numerals left out).
+    fn letters_below(&self, lines: &str, line_docs: &[u32], floor: u32) -> usize {
+        without_numerals(self.fp.normalize(&lines_below(lines, line_docs, floor)))
             .chars()
             .filter(|&c| is_alphanumeric(c))
             .count()
@@ -578,7 +560,8 @@ impl VetoRules {
     /// [`TemplateVetoOptions::min_docs`]): too few for a distinct part, and template-only once
     /// those lines are template lines ([`template_only_now`](Self::template_only_now)).
     pub fn thin(&self, text: &str, line_docs: &[u32]) -> bool {
-        self.letters_below(text, line_docs, self.opts.min_docs) < self.opts.min_distinct_chars
+        self.letters_below(&self.lines_of(text), line_docs, self.opts.min_docs)
+            < self.opts.min_distinct_chars
     }
 
     /// Whether any line is repeated (held by at least
@@ -777,19 +760,6 @@ impl RecentKeys {
         *slot = k;
         new
     }
-}
-
-/// The lines of `text` (as [`str::lines`] splits them) held by fewer than `floor` documents
-/// (`line_docs[i]` for line `i`), each ended by a line feed.
-fn lines_below(text: &str, line_docs: &[u32], floor: u32) -> String {
-    let mut out = String::new();
-    for (line, &n) in text.lines().zip(line_docs) {
-        if n < floor {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
 }
 
 /// The share of slots where `a`'s low 16 bits equal `b`'s: the Jaccard estimate of two

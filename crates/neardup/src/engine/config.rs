@@ -114,7 +114,7 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
     }
     // A descriptor without `bits` means 32-bit entries, a containment without `edge` no quotes,
     // a veto without `guard_sample` samples of 256 (see `config_blob`), one without
-    // `own_repeated_lines` or `by_content` those rules off.
+    // `own_repeated_lines`, `by_content` or `text_lines` those rules off.
     fn with_bits(mut v: serde_json::Value) -> serde_json::Value {
         if let Some(m) = v
             .pointer_mut("/detector/minhash")
@@ -137,6 +137,7 @@ pub fn config_difference(stored: &[u8], requested: &str) -> String {
             t.entry("own_repeated_lines")
                 .or_insert(serde_json::json!(false));
             t.entry("by_content").or_insert(serde_json::json!(false));
+            t.entry("text_lines").or_insert(serde_json::json!(false));
         }
         v
     }
@@ -240,6 +241,32 @@ mod tests {
         assert_eq!(
             config_difference(old.as_bytes(), &now),
             "template_veto.own_repeated_lines: stored false, requested true"
+        );
+        assert_eq!(
+            config_difference(old.as_bytes(), &with(false)),
+            "the same settings, encoded differently"
+        );
+    }
+
+    /// A directory written before the lines of HTML pages were read from their text (its
+    /// veto records no `text_lines`) is refused under the default, naming the setting and both
+    /// values; it is the configuration with the rule off (`neardup serve
+    /// --template-markup-lines`), byte for byte.
+    #[test]
+    fn directory_without_text_lines_is_refused_by_name() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+        let with = |on: bool| {
+            let mut cfg = EngineConfig::default();
+            cfg.template_veto.as_mut().unwrap().text_lines = on;
+            config_blob(&fp, &cfg)
+        };
+        let old = with(false);
+        assert!(!old.contains("text_lines"), "{old}");
+        let now = config_blob(&fp, &EngineConfig::default());
+        assert_eq!(now, with(true));
+        assert_eq!(
+            config_difference(old.as_bytes(), &now),
+            "template_veto.text_lines: stored false, requested true"
         );
         assert_eq!(
             config_difference(old.as_bytes(), &with(false)),

@@ -2,7 +2,7 @@
 //! and its settlement, and the detector's find paths (simhash runs, `auto` sketch indexes).
 
 use std::sync::atomic::Ordering;
-use std::sync::{RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 
 use neardup_index::Layout;
 
@@ -200,7 +200,7 @@ impl Shared {
                 Content::Fingerprint(_) => None,
             })
             .collect();
-        let (keys, line_docs) = veto::line_docs_batch(rules, &texts, |keys| {
+        let batch = veto::line_docs_batch(rules, &texts, |keys| {
             let inner = self.read();
             keys.iter()
                 .map(|ks| {
@@ -218,8 +218,9 @@ impl Shared {
                 })
                 .collect()
         });
-        let mut lines = keys.into_iter().zip(line_docs);
-        type Job<'a> = (&'a Content, Option<(Vec<Option<LineKey>>, veto::LineDocs)>);
+        let mut lines = batch.keys.into_iter().zip(batch.docs).zip(batch.visible);
+        type Lines = ((Vec<Option<LineKey>>, veto::LineDocs), Option<Arc<str>>);
+        type Job<'a> = (&'a Content, Option<Lines>);
         let jobs: Vec<Job> = contents
             .iter()
             .map(|&c| match c {
@@ -228,7 +229,10 @@ impl Shared {
             })
             .collect();
         let sketch = |(c, lines): &Job| match (c, lines) {
-            (Content::Text(t), Some((keys, line_docs))) => {
+            (Content::Text(t), Some(((keys, line_docs), visible))) => {
+                if let Some(v) = visible {
+                    rules.remember_visible(t, v.clone());
+                }
                 let body = rules.body(t, &line_docs.template);
                 let index_body =
                     body.is_some() && rules.body_is_own(t, &line_docs.exact, &line_docs.template);

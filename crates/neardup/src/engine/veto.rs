@@ -20,6 +20,7 @@
 //! engine learns templates from its duplicates").
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -158,6 +159,20 @@ pub(super) struct LineDocs {
     pub(super) exact_stored: Vec<u32>,
 }
 
+/// A text's line keys ([`VetoRules::line_keys`]).
+pub(super) type Keys = Vec<Option<LineKey>>;
+
+/// What [`line_docs_batch`] gives for each text of a batch.
+pub(super) struct BatchLines {
+    /// The line keys.
+    pub(super) keys: Vec<Keys>,
+    /// How many documents hold each line.
+    pub(super) docs: Vec<LineDocs>,
+    /// An HTML page's visible text, parsed for its lines ([`VetoRules::visible_text`]), for
+    /// the thread that sketches it ([`VetoRules::remember_visible`]).
+    pub(super) visible: Vec<Option<Arc<str>>>,
+}
+
 /// Each text's line keys (`None`: a line too short to count) and how many documents hold its
 /// lines: `stored(keys)` gives the counts of each line's two keys over the stored documents
 /// and counted duplicates, and of its exact key over the stored documents alone (the caller
@@ -166,9 +181,12 @@ pub(super) struct LineDocs {
 pub(super) fn line_docs_batch(
     rules: &VetoRules,
     texts: &[&str],
-    stored: impl FnOnce(&[Vec<Option<LineKey>>]) -> Vec<Vec<(u32, u32, u32)>>,
-) -> (Vec<Vec<Option<LineKey>>>, Vec<LineDocs>) {
-    let keys: Vec<Vec<Option<LineKey>>> = texts.par_iter().map(|t| rules.line_keys(t)).collect();
+    stored: impl FnOnce(&[Keys]) -> Vec<Vec<(u32, u32, u32)>>,
+) -> BatchLines {
+    let (visible, keys): (Vec<Option<Arc<str>>>, Vec<Keys>) = texts
+        .par_iter()
+        .map(|t| (rules.visible_text(t), rules.line_keys(t)))
+        .unzip();
     let mut batch: HashMap<u64, u32, FastBuild> = HashMap::default();
     let mut texts_seen: HashSet<u64, FastBuild> = HashSet::default();
     let mut lines_seen: HashSet<u64, FastBuild> = HashSet::default();
@@ -202,7 +220,11 @@ pub(super) fn line_docs_batch(
             d
         })
         .collect();
-    (keys, docs)
+    BatchLines {
+        keys,
+        docs,
+        visible,
+    }
 }
 
 /// The veto's sketch of `text`, whose lines have `keys` and are held by `line_docs`

@@ -1,4 +1,4 @@
-//! Text to features: normalisation ([`normalize`]: HTML to text, NFKC ([`nfkc`]), then width, case and
+//! Text to features: normalisation ([`normalize`]: HTML to text ([`html`]), NFKC ([`nfkc`]), then width, case and
 //! space, folded from NFKC's output a piece at a time, then Traditional Chinese characters to
 //! Simplified ([`script`]),
 //! feature extraction ([`features`]: jieba TF-IDF words, character and word shingles) and the IDF
@@ -7,6 +7,7 @@
 
 pub mod features;
 mod fold;
+pub mod html;
 pub mod idf;
 pub mod nfkc;
 pub mod normalize;

@@ -2,7 +2,7 @@
 //! counts of every text read, the distinct parts and bodies of the documents inserted.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use super::{
     DistinctPart, PutOff, TemplateSketch, TemplateVetoOptions, VetoRules, UNLEARNED_TEMPLATE_DOCS,
@@ -24,6 +24,10 @@ pub struct TemplateVeto<D: Detector> {
     /// For each text of the batch last observed, whether an identical text came before it in
     /// the input (its sketch may be put off: [`Detector::sketch_nth`]).
     copies: RwLock<Vec<bool>>,
+    /// For each HTML page of the batch last observed, its visible text, parsed while its
+    /// lines were counted ([`VetoRules::visible_text`]) and handed to the thread that
+    /// sketches it.
+    visible: RwLock<Vec<Option<Arc<str>>>>,
     /// Each inserted document's distinct part.
     parts: Vec<Option<DistinctPart>>,
     /// Each inserted thin page's repeated lines ([`TemplateSketch::thin`]).
@@ -47,6 +51,7 @@ impl<D: Detector> TemplateVeto<D> {
             lines: RwLock::new(HashMap::default()),
             counted: RwLock::new(HashSet::default()),
             copies: RwLock::new(Vec::new()),
+            visible: RwLock::new(Vec::new()),
             parts: Vec::new(),
             thin: Vec::new(),
             bodies: None,
@@ -154,22 +159,23 @@ impl<D: Detector> Detector for TemplateVeto<D> {
             let mut counted = self.counted.write().unwrap_or_else(|e| e.into_inner());
             hashes.iter().map(|&h| !counted.insert(h)).collect()
         };
-        let keys: Vec<Vec<u64>> = texts
+        let (visible, keys): (Vec<Option<Arc<str>>>, Vec<Vec<u64>>) = texts
             .par_iter()
             .zip(&copies)
             .map(|(t, &copy)| {
                 if copy {
-                    Vec::new()
+                    (None, Vec::new())
                 } else {
-                    self.rules.counted_lines(t)
+                    (self.rules.visible_text(t), self.rules.counted_lines(t))
                 }
             })
-            .collect();
+            .unzip();
         let mut counts = self.lines.write().unwrap_or_else(|e| e.into_inner());
         for &k in keys.iter().flatten() {
             *counts.entry(k).or_insert(0) += 1;
         }
         *self.copies.write().unwrap_or_else(|e| e.into_inner()) = copies;
+        *self.visible.write().unwrap_or_else(|e| e.into_inner()) = visible;
     }
 
     fn sketch(&self, text: &str) -> Result<Self::Sketch> {
@@ -178,6 +184,15 @@ impl<D: Detector> Detector for TemplateVeto<D> {
     }
 
     fn sketch_nth(&self, i: usize, text: &str) -> Result<Self::Sketch> {
+        let visible = self
+            .visible
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(i)
+            .cloned();
+        if let Some(v) = visible.flatten() {
+            self.rules.remember_visible(text, v);
+        }
         let copy = self
             .copies
             .read()

@@ -6,7 +6,7 @@ use super::VetoRules;
 use crate::features::is_alphanumeric;
 
 impl VetoRules {
-    /// The *body* of `text` ([`TemplateVetoOptions::strip_template_share`](super::TemplateVetoOptions::strip_template_share)): its lines held by
+    /// The *body* of `text` (its lines [`lines_of`](VetoRules::lines_of)) ([`TemplateVetoOptions::strip_template_share`](super::TemplateVetoOptions::strip_template_share)): its lines held by
     /// fewer than [`TemplateVetoOptions::template_docs`](super::TemplateVetoOptions::template_docs) documents (`template_docs[i]`: how
     /// many hold line `i` by its [`LineKey::template`](super::LineKey::template) key, 0 for a line too short to count).
     /// `None` when the option is off, when the template lines hold less than the share of the
@@ -17,6 +17,7 @@ impl VetoRules {
         if !template_docs.iter().any(|&n| n >= floor) {
             return None;
         }
+        let text = self.lines_of(text);
         // The share first, from the lines' letters; the body only when it counts.
         let letters = |s: &str| s.chars().filter(|&c| is_alphanumeric(c)).count();
         let (mut kept, mut all) = (0usize, 0usize);
@@ -51,6 +52,7 @@ impl VetoRules {
     /// ad.
     pub fn body_is_own(&self, text: &str, line_docs: &[u32], template_docs: &[u32]) -> bool {
         let mut own = 0usize;
+        let text = self.lines_of(text);
         for ((line, &n), &t) in text.lines().zip(line_docs).zip(template_docs) {
             if t < self.opts.template_docs && n < self.opts.min_docs {
                 own += line.chars().filter(|&c| is_alphanumeric(c)).count();

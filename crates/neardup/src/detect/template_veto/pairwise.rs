@@ -99,7 +99,7 @@ impl VetoRules {
             whole: shingle_set(whole, NGRAM),
             ..OwnLines::default()
         };
-        for ((line, k), &n) in text.lines().zip(keys).zip(line_docs) {
+        for ((line, k), &n) in self.lines_of(text).lines().zip(keys).zip(line_docs) {
             let Some(k) = k.filter(|_| n < self.opts.min_docs) else {
                 continue;
             };

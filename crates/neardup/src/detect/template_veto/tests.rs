@@ -1,6 +1,7 @@
 //! The template veto's tests: its rules on planted pages, and its fast paths against their
 //! plain forms.
 
+use super::digits::has_numeral;
 use super::*;
 use crate::detect::Detector;
 use crate::minhash::{MinHashDetector, MinHashDetectorOptions};
@@ -12,7 +13,8 @@ fn detector() -> TemplateVeto<MinHashDetector> {
     TemplateVeto::new(inner, fp, TemplateVetoOptions::default()).unwrap()
 }
 
-fn run(d: &mut TemplateVeto<MinHashDetector>, docs: &[String]) -> Vec<Vec<u32>> {
+/// Each document's matches among the earlier ones, the batch observed first.
+pub(super) fn run(d: &mut TemplateVeto<MinHashDetector>, docs: &[String]) -> Vec<Vec<u32>> {
     let texts: Vec<&str> = docs.iter().map(|s| s.as_str()).collect();
     d.observe_batch(&texts);
     let mut out = Vec::new();
@@ -25,7 +27,7 @@ fn run(d: &mut TemplateVeto<MinHashDetector>, docs: &[String]) -> Vec<Vec<u32>> 
 }
 
 /// Eight short posts.
-const POSTS: [&str; 8] = [
+pub(super) const POSTS: [&str; 8] = [
     "晚上回家路上又下起了大雨，衣服全湿透了",
     "隔壁的小狗一直跟着我们跑了好几条街",
     "朋友说下个月要搬去南方的一个海边城市",
