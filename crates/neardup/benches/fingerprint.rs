@@ -84,6 +84,59 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 
+    // HTML pages: each document's lines as paragraphs of an article, in a site's menu,
+    // related-articles list and footer (what a crawler fetches), laid out a block a line.
+    let pages = |docs: &[String]| -> Vec<String> {
+        docs.iter()
+            .map(|d| {
+                let mut p = String::from(
+                    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Site</title>\
+                     <script>var t = '<p>not text</p>';</script></head>\n<body>\n<header><h1>Site</h1>\
+                     <nav><ul><li><a href=\"/\">Home</a></li><li><a href=\"/n\">News</a></li>\
+                     <li><a href=\"/s\">Sport</a></li></ul></nav></header>\n<main><article>\n",
+                );
+                for line in d.lines().filter(|l| !l.trim().is_empty()) {
+                    let esc = line.replace('&', "&amp;").replace('<', "&lt;");
+                    p.push_str(&format!("<p class=\"para\">{esc}</p>\n"));
+                }
+                p.push_str(
+                    "</article></main>\n<aside><h2>Related</h2><ul><li><a href=\"/a/1\">One story</a></li>\
+                     <li><a href=\"/a/2\">Another story</a></li></ul></aside>\n\
+                     <footer><p>Copyright © Site. All rights reserved.</p></footer>\n</body></html>\n",
+                );
+                p
+            })
+            .collect()
+    };
+    let mut g = c.benchmark_group("html");
+    for (name, texts) in [("zh", &zh_docs), ("en", &en)] {
+        let docs = pages(texts);
+        // Result check: the article's text is kept, the menu and the script are not.
+        let t = neardup::normalize::html_to_text_with(&docs[0], true);
+        assert!(!t.contains("Home") && !t.contains("not text"), "{t:?}");
+        let first: String = texts[0].trim().chars().take(12).collect();
+        assert!(
+            !first.is_empty() && t.contains(first.as_str()),
+            "{first:?} in {t:?}"
+        );
+        g.throughput(Throughput::Bytes(bytes(&docs)));
+        g.bench_function(format!("to-text/{name}"), |b| {
+            b.iter(|| {
+                docs.iter()
+                    .map(|d| neardup::normalize::html_to_text_with(black_box(d), true).len())
+                    .sum::<usize>()
+            })
+        });
+        g.bench_function(format!("normalize/{name}"), |b| {
+            b.iter(|| {
+                docs.iter()
+                    .map(|d| default.normalize(black_box(d)).len())
+                    .sum::<usize>()
+            })
+        });
+    }
+    g.finish();
+
     let mut g = c.benchmark_group("simhash");
     g.sample_size(10);
     let cases: [(&str, Method, &Vec<String>); 5] = [

@@ -148,17 +148,43 @@ const ARTICLE_TOKENS: &[&str] = &[
     "main",
 ];
 
-fn attr_tokens(el: &lol_html::html_content::Element, f: &mut dyn FnMut(&str) -> bool) -> bool {
-    for name in ["class", "id"] {
-        if let Some(v) = el.get_attribute(name) {
-            for tok in v.split(|c: char| c.is_whitespace() || c == '-' || c == '_') {
-                if !tok.is_empty() && f(&tok.to_ascii_lowercase()) {
-                    return true;
-                }
+/// What an element's attributes say about it: `itemprop`, `role`, `class` and `id` (the first
+/// of each, as [`Element::get_attribute`](lol_html::html_content::Element::get_attribute)
+/// gives it), read in one pass over its attributes — none at all for an element without.
+#[derive(Debug, Default)]
+struct Marks {
+    itemprop: Option<String>,
+    role: Option<String>,
+    class: Option<String>,
+    id: Option<String>,
+}
+
+impl Marks {
+    fn of(el: &lol_html::html_content::Element) -> Marks {
+        let mut m = Marks::default();
+        for a in el.attributes() {
+            let slot = match a.name().as_str() {
+                "itemprop" => &mut m.itemprop,
+                "role" => &mut m.role,
+                "class" => &mut m.class,
+                "id" => &mut m.id,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(a.value());
             }
         }
+        m
     }
-    false
+
+    /// Whether a `class` or `id` token (split at white space, `-` and `_`) is one of `words`
+    /// (lower case), ignoring ASCII case.
+    fn has_token(&self, words: &[&str]) -> bool {
+        [&self.class, &self.id].into_iter().flatten().any(|v| {
+            v.split(|c: char| c.is_whitespace() || c == '-' || c == '_')
+                .any(|tok| !tok.is_empty() && words.iter().any(|w| w.eq_ignore_ascii_case(tok)))
+        })
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -290,21 +316,22 @@ pub fn html_to_text_with(html: &str, main_content: bool) -> String {
                     let skip = SKIPPED_ELEMENTS.contains(&tag);
                     let title = tag == "title";
                     let link = tag == "a";
+                    let marks = Marks::of(el);
                     let article = matches!(tag, "article" | "main")
-                        || el
-                            .get_attribute("itemprop")
+                        || marks
+                            .itemprop
+                            .as_ref()
                             .is_some_and(|v| v.eq_ignore_ascii_case("articleBody"))
-                        || el
-                            .get_attribute("role")
+                        || marks
+                            .role
+                            .as_ref()
                             .is_some_and(|v| v.eq_ignore_ascii_case("main"))
-                        || (main_content
-                            && tag != "body"
-                            && attr_tokens(el, &mut |t| ARTICLE_TOKENS.contains(&t)));
+                        || (main_content && tag != "body" && marks.has_token(ARTICLE_TOKENS));
                     let boiler = !article
                         && (BOILERPLATE_ELEMENTS.contains(&tag)
                             || (main_content
                                 && !matches!(tag, "body" | "html")
-                                && attr_tokens(el, &mut |t| BOILERPLATE_TOKENS.contains(&t))));
+                                && marks.has_token(BOILERPLATE_TOKENS)));
                     {
                         let mut s = s1.borrow_mut();
                         if block {
@@ -379,6 +406,90 @@ pub fn html_to_text_with(html: &str, main_content: bool) -> String {
 mod tests {
     use super::*;
     use crate::normalize::{NormalizeOptions, Normalizer};
+
+    proptest::proptest! {
+        /// [`Marks`] says what `get_attribute` says, for any attributes in any case, repeated
+        /// or not.
+        #[test]
+        fn marks_equal_get_attribute(attrs in proptest::collection::vec(
+            (proptest::sample::select(vec!["class", "CLASS", "id", "Id", "role", "ROLE", "itemprop", "ItemProp", "data-x"]),
+             proptest::sample::select(vec!["main", "MAIN", "articleBody", "nav", "Post-Body", "side_bar", "x footer", "", "entry y"])),
+            0..5)) {
+            use lol_html::{element, HtmlRewriter, Settings};
+            let html: String = attrs.iter().map(|(n, v)| format!(" {n}=\"{v}\"")).collect();
+            let html = format!("<div{html}>text</div>");
+            let seen = std::cell::RefCell::new(Vec::new());
+            {
+                let mut r = HtmlRewriter::new(
+                    Settings::new().append_element_content_handler(element!("*", |el| {
+                        let old_tokens = |words: &[&str]| {
+                            ["class", "id"].iter().any(|name| {
+                                el.get_attribute(name).is_some_and(|v| {
+                                    v.split(|c: char| c.is_whitespace() || c == '-' || c == '_')
+                                        .any(|t| !t.is_empty() && words.contains(&t.to_ascii_lowercase().as_str()))
+                                })
+                            })
+                        };
+                        let old = (
+                            el.get_attribute("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")),
+                            el.get_attribute("role").is_some_and(|v| v.eq_ignore_ascii_case("main")),
+                            old_tokens(ARTICLE_TOKENS),
+                            old_tokens(BOILERPLATE_TOKENS),
+                        );
+                        let m = Marks::of(el);
+                        let new = (
+                            m.itemprop.as_ref().is_some_and(|v| v.eq_ignore_ascii_case("articleBody")),
+                            m.role.as_ref().is_some_and(|v| v.eq_ignore_ascii_case("main")),
+                            m.has_token(ARTICLE_TOKENS),
+                            m.has_token(BOILERPLATE_TOKENS),
+                        );
+                        seen.borrow_mut().push((old, new));
+                        Ok(())
+                    })),
+                    |_: &[u8]| {},
+                );
+                r.write(html.as_bytes()).unwrap();
+                r.end().unwrap();
+            }
+            for (old, new) in seen.into_inner() {
+                proptest::prop_assert_eq!(old, new, "{}", html);
+            }
+        }
+    }
+
+    /// An element's marks are read as `get_attribute` reads them: names in any case, the first
+    /// of two attributes of one name, class and id tokens split at `-`, `_` and white space in
+    /// any case; an element without attributes has none.
+    #[test]
+    fn marks_read_attributes_in_any_case_the_first_of_each() {
+        let article = "<p>The council approved the new budget on Tuesday after a long debate about schools, roads and the city's old bridges.</p>\
+                       <p>Members said the plan would raise spending on maintenance by a tenth over two years, starting next spring.</p>";
+        let page = |open: &str, close: &str| {
+            format!(
+                "<html><body><DIV CLASS=\"Site_SIDEBAR\"><p>Sidebar links and more links</p></DIV>\
+                 {open}{article}{close}<div id=\"x\" id=\"footer\"><p>Kept: not a footer</p></div></body></html>"
+            )
+        };
+        for (open, close) in [
+            ("<div ROLE=\"MAIN\">", "</div>"),
+            ("<section ItemProp=\"ARTICLEBODY\">", "</section>"),
+            ("<div class=\"x POST-body\">", "</div>"),
+        ] {
+            let t = html_to_text_with(&page(open, close), true);
+            assert!(t.contains("council approved"), "{open}: {t:?}");
+            assert!(!t.contains("Sidebar"), "{open}: {t:?}");
+            assert!(
+                !t.contains("Kept"),
+                "{open}: the article alone is kept: {t:?}"
+            );
+        }
+        // Without a marked article: the side bar is furniture, the first `id` (x) is not.
+        let t = html_to_text_with(&page("<div>", "</div>"), true);
+        assert!(
+            !t.contains("Sidebar") && t.contains("Kept: not a footer"),
+            "{t:?}"
+        );
+    }
 
     #[test]
     fn html_drops_script_style_comments_and_decodes_entities() {
