@@ -187,6 +187,18 @@ impl Marks {
     }
 }
 
+/// The characters of `text` that are not white space (`char::is_whitespace`): a byte at a
+/// time over ASCII, decoded beyond it.
+fn non_space_chars(text: &str) -> usize {
+    if text.is_ascii() {
+        return text
+            .bytes()
+            .filter(|b| !b.is_ascii_whitespace() && *b != 0x0B)
+            .count();
+    }
+    text.chars().filter(|c| !c.is_whitespace()).count()
+}
+
 #[derive(Debug, Default, Clone)]
 struct Block {
     text: String,
@@ -225,7 +237,7 @@ impl Extract {
         {
             self.flush();
         }
-        let n = text.chars().filter(|c| !c.is_whitespace()).count();
+        let n = non_space_chars(text);
         if n == 0 {
             self.cur.text.push_str(text);
             return;
@@ -338,6 +350,9 @@ pub fn html_to_text_with(html: &str, main_content: bool) -> String {
                             s.flush();
                         }
                     }
+                    if !(block || skip || title || link || article || boiler) {
+                        return Ok(()); // its end changes nothing
+                    }
                     let Some(handlers) = el.end_tag_handlers() else {
                         return Ok(()); // void element: nothing inside
                     };
@@ -379,12 +394,15 @@ pub fn html_to_text_with(html: &str, main_content: bool) -> String {
                         s.pending.push_str(t.as_str());
                     }
                     if t.last_in_text_node() && !s.pending.is_empty() {
-                        let p = std::mem::take(&mut s.pending);
+                        let mut p = std::mem::take(&mut s.pending);
                         if ty.allows_html_entities() {
                             s.push_text(&html_escape::decode_html_entities(&p));
                         } else {
                             s.push_text(&p);
                         }
+                        // Its capacity serves the next text node.
+                        p.clear();
+                        s.pending = p;
                     }
                     Ok(())
                 })),
@@ -406,6 +424,16 @@ pub fn html_to_text_with(html: &str, main_content: bool) -> String {
 mod tests {
     use super::*;
     use crate::normalize::{NormalizeOptions, Normalizer};
+
+    proptest::proptest! {
+        /// The ASCII path counts what the character filter counts (vertical tab included: it
+        /// is white space to `char` but not to `u8::is_ascii_whitespace`).
+        #[test]
+        fn non_space_chars_equals_the_character_filter(v in proptest::collection::vec(proptest::sample::select(vec!['a', ' ', '\t', '\n', '\r', '\u{0B}', '\u{0C}', '\u{1C}', '\u{85}', '\u{A0}', '中', '\u{3000}']), 0..40)) {
+            let t: String = v.into_iter().collect();
+            proptest::prop_assert_eq!(non_space_chars(&t), t.chars().filter(|c| !c.is_whitespace()).count());
+        }
+    }
 
     proptest::proptest! {
         /// [`Marks`] says what `get_attribute` says, for any attributes in any case, repeated
