@@ -230,7 +230,7 @@ impl Normalizer {
     /// [`text_of`](Self::text_of) gave for it, on any thread), so that the next
     /// [`text_of`](Self::text_of) or normalisation of `text` here does not parse it again:
     /// for callers that read a batch's lines on some threads and sketch it on others.
-    pub fn remember_text(&self, text: &str, visible: Arc<str>) {
+    pub(crate) fn remember_text(&self, text: &str, visible: Arc<str>) {
         if text.len() <= MEMO_MAX_BYTES {
             self.keep_text(text, visible);
         }
