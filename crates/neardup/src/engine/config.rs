@@ -173,6 +173,7 @@ pub(super) fn check_id(id: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::template_veto::TemplateVetoOptions;
     use crate::FingerprintConfig;
 
     /// A directory written before bodies were indexed with their documents has none in its
@@ -222,25 +223,23 @@ mod tests {
         );
     }
 
-    /// A directory written before pages whose own lines are repeated by their copies took a
-    /// distinct part (its veto records no `own_repeated_lines`) is refused under the default,
-    /// naming the setting and both values; it is the configuration with the rule off
-    /// (`neardup serve --no-template-own-lines`).
-    #[test]
-    fn directory_without_own_repeated_lines_is_refused_by_name() {
+    /// A directory written before the veto's rule `name` (set by `set`, on by default) records
+    /// none: it is refused under the default, naming the setting and both values, and it is
+    /// the configuration with the rule off, byte for byte.
+    fn refused_without_veto_rule(name: &str, set: fn(&mut TemplateVetoOptions, bool)) {
         let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
         let with = |on: bool| {
             let mut cfg = EngineConfig::default();
-            cfg.template_veto.as_mut().unwrap().own_repeated_lines = on;
+            set(cfg.template_veto.as_mut().unwrap(), on);
             config_blob(&fp, &cfg)
         };
         let old = with(false);
-        assert!(!old.contains("own_repeated_lines"), "{old}");
+        assert!(!old.contains(name), "{old}");
         let now = config_blob(&fp, &EngineConfig::default());
         assert_eq!(now, with(true));
         assert_eq!(
             config_difference(old.as_bytes(), &now),
-            "template_veto.own_repeated_lines: stored false, requested true"
+            format!("template_veto.{name}: stored false, requested true")
         );
         assert_eq!(
             config_difference(old.as_bytes(), &with(false)),
@@ -248,30 +247,19 @@ mod tests {
         );
     }
 
-    /// A directory written before the lines of HTML pages were read from their text (its
-    /// veto records no `text_lines`) is refused under the default, naming the setting and both
-    /// values; it is the configuration with the rule off (`neardup serve
-    /// --template-markup-lines`), byte for byte.
+    /// A directory written before pages whose own lines are repeated by their copies took a
+    /// distinct part (no `own_repeated_lines`) opens only with the rule off (`neardup serve
+    /// --no-template-own-lines`).
+    #[test]
+    fn directory_without_own_repeated_lines_is_refused_by_name() {
+        refused_without_veto_rule("own_repeated_lines", |v, on| v.own_repeated_lines = on);
+    }
+
+    /// A directory written before the lines of minified HTML pages were read from their text
+    /// (no `text_lines`) opens only with the rule off (`neardup serve --template-markup-lines`).
     #[test]
     fn directory_without_text_lines_is_refused_by_name() {
-        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
-        let with = |on: bool| {
-            let mut cfg = EngineConfig::default();
-            cfg.template_veto.as_mut().unwrap().text_lines = on;
-            config_blob(&fp, &cfg)
-        };
-        let old = with(false);
-        assert!(!old.contains("text_lines"), "{old}");
-        let now = config_blob(&fp, &EngineConfig::default());
-        assert_eq!(now, with(true));
-        assert_eq!(
-            config_difference(old.as_bytes(), &now),
-            "template_veto.text_lines: stored false, requested true"
-        );
-        assert_eq!(
-            config_difference(old.as_bytes(), &with(false)),
-            "the same settings, encoded differently"
-        );
+        refused_without_veto_rule("text_lines", |v, on| v.text_lines = on);
     }
 
     /// A directory written before passages (its detector has no `passages`) is refused under

@@ -50,6 +50,22 @@ fn open(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Engine {
     Engine::open(dir, fp, cfg, clock.clone()).unwrap()
 }
 
+/// An engine over `dir` (no sync, no maintenance) whose template veto has `veto`.
+fn open_with_veto(
+    dir: &std::path::Path,
+    clock: &Arc<ManualClock>,
+    veto: crate::template_veto::TemplateVetoOptions,
+) -> Engine {
+    let cfg = EngineConfig {
+        sync: SyncMode::None,
+        maintenance_interval: None,
+        template_veto: Some(veto),
+        ..EngineConfig::default()
+    };
+    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
+    Engine::open(dir, fp, cfg, clock.clone()).unwrap()
+}
+
 /// Regression: a data directory indexed under the previous veto (exact line keys only, no
 /// body search) must be refused by name, not read with line counts whose keys mean
 /// something else.
@@ -544,14 +560,7 @@ fn second_page_of_a_new_template_is_vetoed_by_content() {
             by_content,
             ..Default::default()
         };
-        let cfg = EngineConfig {
-            sync: SyncMode::None,
-            maintenance_interval: None,
-            template_veto: Some(veto),
-            ..EngineConfig::default()
-        };
-        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
-        let e = Engine::open(dir.path(), fp, cfg, clock.clone()).unwrap();
+        let e = open_with_veto(dir.path(), &clock, veto);
         let mut answers = Vec::new();
         // The first page; a page whose template lines the first and it now share (held by
         // two documents: not yet repeated, so it has no part and matches); then a third page,
@@ -605,17 +614,11 @@ fn first_page_judged_by_content_across_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
     let open = || {
-        let cfg = EngineConfig {
-            sync: SyncMode::None,
-            maintenance_interval: None,
-            template_veto: Some(crate::template_veto::TemplateVetoOptions {
-                by_content: true,
-                ..Default::default()
-            }),
-            ..EngineConfig::default()
+        let veto = crate::template_veto::TemplateVetoOptions {
+            by_content: true,
+            ..Default::default()
         };
-        let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
-        Engine::open(dir.path(), fp, cfg, clock.clone()).unwrap()
+        open_with_veto(dir.path(), &clock, veto)
     };
     let e = open();
     assert!(
@@ -692,17 +695,11 @@ fn minified_pages_of_one_template_are_told_apart() {
     assert_eq!(duplicate_of(&o), Some("m2"), "{o:?}");
     // With the markup's lines (as before the rule) every page after the first matched it.
     let dir = tempfile::tempdir().unwrap();
-    let cfg = EngineConfig {
-        sync: SyncMode::None,
-        maintenance_interval: None,
-        template_veto: Some(crate::template_veto::TemplateVetoOptions {
-            text_lines: false,
-            ..Default::default()
-        }),
-        ..EngineConfig::default()
+    let markup = crate::template_veto::TemplateVetoOptions {
+        text_lines: false,
+        ..Default::default()
     };
-    let fp = Fingerprinter::new(FingerprintConfig::default()).unwrap();
-    let before = Engine::open(dir.path(), fp, cfg, clock.clone()).unwrap();
+    let before = open_with_veto(dir.path(), &clock, markup);
     let answers: Vec<_> = before
         .check_and_insert_batch(docs)
         .into_iter()
