@@ -156,7 +156,7 @@ proptest::proptest! {
     ) {
         let (a, b): (String, String) = (a.into_iter().collect(), b.into_iter().collect());
         let runs = |t: &str| -> Vec<String> {
-            t.split(|c: char| !crate::features::is_numeric(c))
+            t.split(|c: char| !crate::text::classes::is_numeric(c))
                 .filter(|r| !r.is_empty())
                 .map(str::to_owned)
                 .collect()

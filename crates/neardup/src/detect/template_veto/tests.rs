@@ -189,7 +189,7 @@ proptest::proptest! {
     #[test]
     fn without_numerals_equals_the_character_filter(v in proptest::collection::vec(proptest::sample::select(vec!['a', '7', '中', '〇', '一', '²', '①', '٣', 'Ⅻ', ' ', '，', '😀', '\u{4DFF}', '\u{9FFF}']), 0..80)) {
         let s: String = v.into_iter().collect();
-        let want: String = s.chars().filter(|&c| !crate::features::is_numeric(c)).collect();
+        let want: String = s.chars().filter(|&c| !crate::text::classes::is_numeric(c)).collect();
         proptest::prop_assert_eq!(without_numerals(s), want);
     }
 
