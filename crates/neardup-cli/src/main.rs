@@ -7,6 +7,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cmd;
 mod input;
+mod memory;
 mod output;
 
 /// Find near-duplicate text: fingerprints, exact Hamming search, corpus dedup.
@@ -37,6 +38,12 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Fingerprint(_) | Command::Compare(_) | Command::Dedup(_) | Command::Eval(_)
+    ) {
+        memory::batch_pages();
+    }
     let result = match cli.command {
         Command::Fingerprint(a) => cmd::fingerprint::run(a),
         Command::Compare(a) => cmd::compare::run(a),

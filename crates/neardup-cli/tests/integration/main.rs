@@ -5,6 +5,7 @@ mod fingerprint;
 mod flags;
 mod index;
 mod inputs;
+mod memory;
 mod parquet;
 mod provenance;
 mod readme;

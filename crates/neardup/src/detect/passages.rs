@@ -54,6 +54,7 @@ use crate::detect::{Stage, Verdict};
 use crate::error::{Error, Result};
 use crate::features::is_word_char;
 use crate::hash::FastBuild;
+use crate::text::packed::is_ideograph_lead;
 
 /// Options of the passage index (serde defaults = [`Default`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,7 +118,8 @@ fn ends_fragment(c: char) -> bool {
 /// A text's fragments: its letters and digits, and each fragment's byte range in them with
 /// its number of letters (empty fragments left out).
 struct Fragments {
-    letters: String,
+    /// The letters and digits back to back (UTF-8: whole characters only).
+    letters: Vec<u8>,
     ranges: Vec<(usize, usize, u32)>,
     /// Letters in all, and of them Han.
     count: u32,
@@ -130,7 +132,7 @@ impl Fragments {
     #[cfg(test)]
     fn of(text: &str, breaks: &[usize]) -> Self {
         let mut f = Fragments {
-            letters: String::new(),
+            letters: Vec::new(),
             ranges: Vec::new(),
             count: 0,
             han: 0,
@@ -145,7 +147,7 @@ impl Fragments {
         thread_local! {
             static SCRATCH: std::cell::RefCell<Fragments> = const {
                 std::cell::RefCell::new(Fragments {
-                    letters: String::new(),
+                    letters: Vec::new(),
                     ranges: Vec::new(),
                     count: 0,
                     han: 0,
@@ -188,7 +190,7 @@ impl Fragments {
                 // a fragment.
                 at += 1;
                 if x.is_ascii_alphanumeric() {
-                    f.letters.push(x as char);
+                    f.letters.push(x);
                     chars += 1;
                     f.count += 1;
                 } else if matches!(x, b'\n' | b'\r' | b'.' | b'!' | b'?') {
@@ -196,32 +198,48 @@ impl Fragments {
                 }
                 continue;
             }
-            let c = if (0xE0..0xF0).contains(&x) {
-                // Three bytes (Han among them), decoded in place: the text is UTF-8.
-                let cp = (u32::from(x & 0x0F) << 12)
-                    | (u32::from(b[at + 1] & 0x3F) << 6)
-                    | u32::from(b[at + 2] & 0x3F);
-                char::from_u32(cp).expect("a three-byte sequence of valid UTF-8")
+            let len = if (0xE0..0xF0).contains(&x) {
+                // Three bytes (Han among them): U+4E00..U+9FFF is a Han letter, copied as it
+                // is; other characters are decoded in place (the text is UTF-8).
+                if is_ideograph_lead(x, b[at + 1]) {
+                    f.letters.extend_from_slice(&b[at..at + 3]);
+                    chars += 1;
+                    f.count += 1;
+                    f.han += 1;
+                    at += 3;
+                    continue;
+                }
+                3
             } else {
-                text[at..].chars().next().expect("a character starts here")
+                text[at..]
+                    .chars()
+                    .next()
+                    .expect("a character starts here")
+                    .len_utf8()
             };
-            at += c.len_utf8();
+            let c = text[at..at + len].chars().next().expect("one character");
             if ends_fragment(c) {
                 close(f, &mut start, &mut chars);
             } else if is_word_char(c) {
-                f.letters.push(c);
+                f.letters.extend_from_slice(&b[at..at + len]);
                 chars += 1;
                 f.count += 1;
                 f.han += u32::from(is_han(c));
             }
+            at += len;
         }
         close(f, &mut start, &mut chars);
     }
 
-    /// Fragment `i`'s letters.
-    fn text(&self, i: usize) -> &str {
+    /// Fragment `i`'s letters, as bytes.
+    fn bytes(&self, i: usize) -> &[u8] {
         let (s, e, _) = self.ranges[i];
         &self.letters[s..e]
+    }
+
+    /// Fragment `i`'s letters.
+    fn text(&self, i: usize) -> &str {
+        std::str::from_utf8(self.bytes(i)).expect("whole characters of a UTF-8 text")
     }
 }
 
@@ -289,7 +307,7 @@ impl PassageSketch {
     fn add_keys(&mut self, f: &Fragments, opts: &PassageOptions) {
         let keys = (0..f.ranges.len())
             .filter(|&i| f.ranges[i].2 >= opts.min_fragment)
-            .map(|i| xxh3(f.text(i).as_bytes()));
+            .map(|i| xxh3(f.bytes(i)));
         self.keys = first_occurrences(keys);
     }
 

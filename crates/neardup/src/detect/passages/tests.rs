@@ -220,3 +220,55 @@ fn only_a_run_of_the_source_is_a_quote() {
     let run = format!("{}{}{}", SENTENCES[2], SENTENCES[3], SENTENCES[4]);
     assert_eq!(index.find(&probe(&run)).map(|v| v.of), Some(0));
 }
+
+/// The fragments by their definition, a character at a time: letters and digits kept, a
+/// fragment ended by a sentence end, a line break or a break offset, empty ones left out.
+fn fragments_by_definition(text: &str, breaks: &[usize]) -> (Vec<String>, u32, u32) {
+    let (mut out, mut cur, mut count, mut han) = (Vec::new(), String::new(), 0, 0);
+    for (at, c) in text.char_indices() {
+        if breaks.contains(&at) && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        if ends_fragment(c) {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else if c.is_alphanumeric() {
+            cur.push(c);
+            count += 1;
+            han += u32::from(is_han(c));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    (out, count, han)
+}
+
+proptest! {
+    /// `Fragments::cut` (bytes copied, ideographs by their lead bytes) equals the definition.
+    #[test]
+    fn fragments_equal_their_definition(
+        v in proptest::collection::vec(proptest::sample::select(vec![
+            'a', 'Z', '7', ' ', '.', '!', '?', '\n', '\r', '中', '丁', '龥', '㐀', '。', '｡',
+            '！', '？', '，', 'é', '٣', 'ア', '𠀀', '\u{3000}', '\u{E000}', '€',
+        ]), 0..60),
+        cuts in proptest::collection::vec(0usize..60, 0..4),
+    ) {
+        let text: String = v.into_iter().collect();
+        let mut breaks: Vec<usize> = cuts
+            .into_iter()
+            .filter_map(|k| text.char_indices().nth(k).map(|(at, _)| at))
+            .collect();
+        breaks.sort_unstable();
+        breaks.dedup();
+        let f = Fragments::of(&text, &breaks);
+        let got: Vec<String> = (0..f.ranges.len()).map(|i| f.text(i).to_string()).collect();
+        let (want, count, han) = fragments_by_definition(&text, &breaks);
+        prop_assert_eq!(&got, &want);
+        prop_assert_eq!((f.count, f.han), (count, han));
+        for (i, w) in want.iter().enumerate() {
+            prop_assert_eq!(f.ranges[i].2 as usize, w.chars().count());
+        }
+    }
+}
