@@ -17,9 +17,32 @@ from .errors import (
 
 __version__: str
 
+__all__ = [
+    "Client",
+    "ConfigError",
+    "ConfigMismatchError",
+    "Decision",
+    "Deduper",
+    "EmptyDocumentError",
+    "Engine",
+    "EngineError",
+    "Fingerprinter",
+    "HammingIndex",
+    "LeanIndex",
+    "Match",
+    "MinHash",
+    "NeardupError",
+    "ServiceError",
+    "components",
+    "dedup",
+    "hamming",
+    "minhash",
+    "simhash",
+]
+
 Features = Literal["auto", "jieba", "chars", "words"]
 Method = Literal["auto", "simhash", "minhash", "imatch", "exact", "short"]
-Stage = Literal["exact", "short", "minhash", "simhash", "imatch", "id"]
+Stage = Literal["exact", "short", "containment", "passage", "minhash", "simhash", "imatch", "id"]
 
 class FingerprintOptions(TypedDict, total=False):
     features: Features
