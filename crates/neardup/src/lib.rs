@@ -29,6 +29,7 @@ pub mod sketch;
 pub mod text;
 // Bytes kept for rare reads, in memory or spilled to a file (the engine's kept sketches, the
 // short path's texts).
+pub(crate) mod sort;
 pub(crate) mod spill_store;
 
 pub use detect::{policy, shorttext, template_veto};

@@ -29,6 +29,7 @@
 
 use crate::features::PackedChars;
 use crate::hash::xxh3;
+use crate::sort::sort_u32;
 
 /// The sorted, distinct shingle hashes (character `n`-grams of letters and digits) of
 /// normalised `text`.
@@ -47,44 +48,6 @@ pub fn shingle_set_packed(packed: &PackedChars, n: usize) -> Vec<u32> {
     sort_u32(&mut v);
     v.dedup();
     v
-}
-
-/// Sorts `v` ascending: least-significant-digit radix sort (four passes of 8 bits) past 256
-/// elements, where it beats comparison sorting several times over on hashes; `sort_unstable`
-/// below.
-fn sort_u32(v: &mut Vec<u32>) {
-    if v.len() <= 256 {
-        v.sort_unstable();
-        return;
-    }
-    // counts[d][b]: how many elements have byte `b` in digit `d`, from one pass.
-    let mut counts = [[0usize; 256]; 4];
-    for &x in v.iter() {
-        for (d, c) in counts.iter_mut().enumerate() {
-            c[(x >> (8 * d)) as usize & 0xFF] += 1;
-        }
-    }
-    let mut dst = vec![0u32; v.len()];
-    let mut src = std::mem::take(v);
-    for (d, c) in counts.iter().enumerate() {
-        // A digit where every element has the same byte leaves the order as it is.
-        if c.contains(&src.len()) {
-            continue;
-        }
-        let mut at = [0usize; 256];
-        let mut sum = 0;
-        for (a, &k) in at.iter_mut().zip(c) {
-            *a = sum;
-            sum += k;
-        }
-        for &x in &src {
-            let b = (x >> (8 * d)) as usize & 0xFF;
-            dst[at[b]] = x;
-            at[b] += 1;
-        }
-        std::mem::swap(&mut src, &mut dst);
-    }
-    *v = src;
 }
 
 /// The `k` smallest distinct hashes of a set, ascending.
@@ -392,19 +355,6 @@ mod tests {
         }
 
         /// The radix sort orders exactly as the standard sort, duplicates and all.
-        #[test]
-        fn radix_sort_equals_sort_unstable(mut v in proptest::collection::vec(any::<u32>(), 0..2000),
-                                           narrow in any::<bool>()) {
-            if narrow {
-                // Values sharing their high bytes: digits the sort must skip.
-                v.iter_mut().for_each(|x| *x &= 0x3FF);
-            }
-            let mut want = v.clone();
-            want.sort_unstable();
-            sort_u32(&mut v);
-            prop_assert_eq!(v, want);
-        }
-
         /// With a sample as large as the set, both estimates are the exact containment.
         #[test]
         fn complete_samples_are_exact(a in proptest::collection::btree_set(0u32..500, 1..60),

@@ -317,7 +317,7 @@ impl MinHashLsh {
     pub fn candidates(&self, keys: &[u64]) -> Vec<u32> {
         let mut out = Vec::new();
         self.each_band(keys, |_, s| out.push(s));
-        out.sort_unstable();
+        crate::sort::sort_u32(&mut out);
         out.dedup();
         out
     }
@@ -338,7 +338,8 @@ impl MinHashLsh {
         // Room for a few slots a band, so that a typical lookup does not grow it.
         let mut all = Vec::with_capacity(4 * keys.len());
         self.each_band(keys, |_, s| all.push(s));
-        all.sort_unstable();
+        // A phrase many stored texts share gives thousands of slots: radix-sorted.
+        crate::sort::sort_u32(&mut all);
         // (bands shared, slot) of each distinct slot.
         let mut counted: Vec<(u32, u32)> = Vec::with_capacity(all.len());
         for s in all {
