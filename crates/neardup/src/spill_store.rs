@@ -9,7 +9,9 @@
 //! mapping of the file: the page cache holds them, not the heap, and the kernel can drop them
 //! under memory pressure. [`SpillStore::release_pages`] lets go of the pages reads mapped (the
 //! engine calls it after snapshots and at most once a minute).
-//! Batch dedup keeps its stores in memory ([`SpillStore::in_memory`]).
+//! `neardup dedup` spills the short path's texts too ([`Detector::spill_texts`](crate::detect::Detector::spill_texts),
+//! in `--temp-dir`), and lets go of the mapped pages between batches; the library's batch
+//! [`Deduper`](crate::dedup::Deduper) keeps its stores in memory unless asked.
 //!
 //! A write that fails (a full disk) leaves the store in memory from then on: nothing is lost
 //! and nothing refused; the failure is logged once.

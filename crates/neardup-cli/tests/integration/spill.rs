@@ -1,7 +1,7 @@
 //! `neardup dedup --memory-budget-mib`: the same outputs as the in-memory run of `--method
 //! minhash --no-template-veto` (decisions, removed, kept, report; both linkages, both keep
 //! rules, provenance) while its band keys go through files; settings it cannot honour are
-//! refused with what to add.
+//! refused with what to add. And `--temp-dir`, where every run spills the short path's texts.
 
 use std::path::Path;
 
@@ -185,11 +185,50 @@ fn memory_budget_refuses_settings_it_cannot_honour() {
         std::fs::read_to_string(&out).unwrap(),
         "an earlier run's decisions\n"
     );
-    // Below the smallest budget, and --temp-dir alone.
+    // Below the smallest budget.
     let mut args = SETTINGS.to_vec();
     args.extend(["--memory-budget-mib", "2", input]);
     assert!(!run(&args, None).status.success());
-    let mut args = SETTINGS.to_vec();
-    args.extend(["--temp-dir", "/tmp", input]);
-    assert!(!run(&args, None).status.success());
+}
+
+/// Every run keeps the short path's texts in a spill file of `--temp-dir` ($TMPDIR by
+/// default): the same decisions wherever it is, and a directory where no file can be made is
+/// refused by name before any output is touched.
+#[test]
+fn temp_dir_holds_the_short_texts_of_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sample.jsonl");
+    let default = ok(&["dedup", "-q", sample]);
+    let spill = dir.path().to_str().unwrap();
+    let there = ok(&["dedup", "-q", "--temp-dir", spill, sample]);
+    assert_eq!(there.stdout, default.stdout);
+    let lines = String::from_utf8_lossy(&default.stdout);
+    assert!(lines.contains(r#""stage":"short""#), "{lines}");
+    // Nothing is left behind: the spill files are anonymous.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+    let missing = dir.path().join("no-such-dir");
+    let out = dir.path().join("decisions.jsonl");
+    std::fs::write(&out, "an earlier run's decisions\n").unwrap();
+    let o = run(
+        &[
+            "dedup",
+            "--temp-dir",
+            missing.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            sample,
+        ],
+        None,
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no-such-dir") && err.contains("--temp-dir"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "an earlier run's decisions\n"
+    );
 }

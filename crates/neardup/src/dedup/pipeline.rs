@@ -296,6 +296,16 @@ mod tests {
                 let (got, got_streamed) = pipelined(&make, self.linkage, self.texts, size);
                 assert_eq!(got, want, "{}, batches of {size}", self.what);
                 assert_eq!(got_streamed, streamed, "{}, batches of {size}", self.what);
+                // The short path's texts in a spill file (as `neardup dedup` keeps them): the
+                // same decisions.
+                let dir = tempfile::tempdir().unwrap();
+                let spilled = || {
+                    let mut d = make()?;
+                    d.spill_texts(dir.path());
+                    Ok(d)
+                };
+                let (got, _) = pipelined(spilled, self.linkage, self.texts, size);
+                assert_eq!(got, want, "{}, texts spilled, batches of {size}", self.what);
                 duplicates = want.iter().filter(|o| o.duplicate_of.is_some()).count();
             }
             duplicates

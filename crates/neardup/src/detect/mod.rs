@@ -225,6 +225,12 @@ pub trait Detector: Send + Sync {
     /// inserts. Never changes what [`find`](Self::find) returns. The default does nothing.
     fn tidy(&mut self) {}
 
+    /// Keeps what the index holds of each text only to confirm a candidate (the short path's
+    /// normalised texts) in an anonymous file of `dir` from then on: the page cache holds it,
+    /// not the heap (`crate::spill_store`). Never changes what [`find`](Self::find) returns.
+    /// The default has nothing to spill.
+    fn spill_texts(&mut self, _dir: &std::path::Path) {}
+
     /// Bytes of memory held by the index, approximately.
     fn heap_bytes(&self) -> usize {
         0

@@ -249,12 +249,6 @@ impl AutoDetector {
         self.short.text_of(doc)
     }
 
-    /// Keeps the short path's confirmation texts in a file of `dir` rather than the heap
-    /// ([`ShortTextDetector::spill_texts`]).
-    pub(crate) fn spill_texts(&mut self, dir: &std::path::Path) {
-        self.short.spill_texts(dir);
-    }
-
     /// Bytes of the short path's texts in a spill file.
     pub(crate) fn spilled_bytes(&self) -> u64 {
         self.short.spilled_bytes()
@@ -564,6 +558,11 @@ impl Detector for AutoDetector {
         if let Some(d) = &mut self.minhash {
             d.tidy();
         }
+    }
+
+    /// The short path's confirmation texts ([`ShortTextDetector::spill_texts`]).
+    fn spill_texts(&mut self, dir: &std::path::Path) {
+        self.short.spill_texts(dir);
     }
 
     fn heap_bytes(&self) -> usize {

@@ -570,12 +570,6 @@ impl ShortTextDetector {
         self.arena.get(start..self.ends[slot])
     }
 
-    /// Keeps the texts it stores from now on, and those it holds, in a file of `dir` rather
-    /// than the heap ([`crate::spill_store`]): the engine's segments do, batch dedup does not.
-    pub(crate) fn spill_texts(&mut self, dir: &std::path::Path) {
-        self.arena = std::mem::take(&mut self.arena).into_spilled(dir);
-    }
-
     /// Bytes of its texts in a spill file.
     pub(crate) fn spilled_bytes(&self) -> u64 {
         self.arena.spilled_bytes()
@@ -609,8 +603,18 @@ impl Detector for ShortTextDetector {
         out
     }
 
+    /// Between batches (batch dedup): band tables frozen again when worth it, and the spill
+    /// file's pages that reads mapped let go (they stay in the page cache).
     fn tidy(&mut self) {
         self.lsh.freeze_if_worth();
+        self.arena.release_pages();
+    }
+
+    /// Keeps the texts it stores from now on, and those it holds, in a file of `dir` rather
+    /// than the heap (an anonymous file read through a mapping): the engine's segments and
+    /// `neardup dedup` do.
+    fn spill_texts(&mut self, dir: &std::path::Path) {
+        self.arena = std::mem::take(&mut self.arena).into_spilled(dir);
     }
 
     fn insert(&mut self, doc: u32, s: ShortSketch) {

@@ -180,9 +180,11 @@ pub struct Args {
     /// fit in memory.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(4..=(1u64 << 40)))]
     pub memory_budget_mib: Option<u64>,
-    /// Directory of the spill files of --memory-budget-mib (anonymous files, removed however
-    /// the run ends) [default: the system's temporary directory, $TMPDIR].
-    #[arg(long, value_name = "DIR", requires = "memory_budget_mib")]
+    /// Directory of the spill files (anonymous files, removed however the run ends): the
+    /// texts the short path keeps to confirm its candidates (read back from the page cache,
+    /// not held on the heap), and the files of --memory-budget-mib [default: the system's
+    /// temporary directory, $TMPDIR].
+    #[arg(long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,
     /// No progress bar and no report on standard error (errors and warnings still print).
     #[arg(long, short = 'q')]
@@ -339,19 +341,46 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let det = neardup::minhash::MinHashDetector::new(fp, spec.minhash_options())?;
         return spill::run(&args, det, keep, mib);
     }
-    spec.build(&fp, Pipeline { args: &args, keep })
+    let spill_dir = match &args.temp_dir {
+        Some(dir) => {
+            // Refused before any output is opened.
+            tempfile::tempfile_in(dir).map_err(|e| {
+                anyhow::anyhow!(
+                    "--temp-dir {}: cannot make a spill file there ({e}); name an existing, writable directory",
+                    dir.display()
+                )
+            })?;
+            dir.clone()
+        }
+        None => std::env::temp_dir(),
+    };
+    spec.build(
+        &fp,
+        Pipeline {
+            args: &args,
+            keep,
+            spill_dir: &spill_dir,
+        },
+    )
 }
 
-/// The pipeline, run with whatever detector the spec names.
+/// The pipeline, run with whatever detector the spec names, its stored short texts spilled to
+/// `spill_dir` (in memory when no file can be made there).
 struct Pipeline<'a> {
     args: &'a Args,
     keep: Keep,
+    spill_dir: &'a std::path::Path,
 }
 
 impl WithDetector for Pipeline<'_> {
     type Output = anyhow::Result<()>;
     fn with<D: Detector>(self, make: impl Fn() -> neardup::Result<D>) -> anyhow::Result<()> {
-        run_with(|| Ok(make()?), self.args, self.keep)
+        let spilled = || {
+            let mut d = make()?;
+            d.spill_texts(self.spill_dir);
+            Ok(d)
+        };
+        run_with(spilled, self.args, self.keep)
     }
 }
 

@@ -314,6 +314,13 @@ impl<D: Detector> Detector for TemplateVeto<D> {
         }
     }
 
+    fn spill_texts(&mut self, dir: &std::path::Path) {
+        self.inner.spill_texts(dir);
+        if let Some(b) = &mut self.bodies {
+            b.spill_texts(dir);
+        }
+    }
+
     fn heap_bytes(&self) -> usize {
         let lines = self.lines.read().map(|m| m.capacity() * 16).unwrap_or(0)
             + self.counted.read().map(|m| m.capacity() * 8).unwrap_or(0);
