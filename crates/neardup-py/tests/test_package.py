@@ -14,7 +14,8 @@ def test_public_names_are_the_api_and_nothing_else():
         assert getattr(neardup, name).__doc__, f"{name} has no docstring"
 
 
-def _stub_literal(name: str) -> set[str]:
+def _stub_value(name: str):
+    """The value assigned to ``name`` in the package's stubs (an AST node)."""
     import ast
     import pathlib
 
@@ -23,8 +24,16 @@ def _stub_literal(name: str) -> set[str]:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
-            return {e.value for e in node.value.slice.elts}  # Literal[...]
+            return node.value
     raise AssertionError(f"{name} is not in the stubs")
+
+
+def _stub_literal(name: str) -> set[str]:
+    return {e.value for e in _stub_value(name).slice.elts}  # Literal[...]
+
+
+def test_stubs_export_what_the_package_exports():
+    assert [e.value for e in _stub_value("__all__").elts] == neardup.__all__
 
 
 def test_stages_returned_are_those_the_stubs_name():

@@ -38,29 +38,6 @@ from .errors import (
 
 __version__: str = _neardup.__version__
 
-__all__ = [
-    "Client",
-    "ConfigError",
-    "ConfigMismatchError",
-    "Decision",
-    "Deduper",
-    "EmptyDocumentError",
-    "Engine",
-    "EngineError",
-    "Fingerprinter",
-    "HammingIndex",
-    "LeanIndex",
-    "Match",
-    "MinHash",
-    "NeardupError",
-    "ServiceError",
-    "components",
-    "dedup",
-    "hamming",
-    "minhash",
-    "simhash",
-]
-
 _FINGERPRINT_OPTIONS = (
     "features",
     "char_ngram",
