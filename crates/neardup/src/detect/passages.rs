@@ -198,26 +198,17 @@ impl Fragments {
                 }
                 continue;
             }
-            let len = if (0xE0..0xF0).contains(&x) {
-                // Three bytes (Han among them): U+4E00..U+9FFF is a Han letter, copied as it
-                // is; other characters are decoded in place (the text is UTF-8).
-                if is_ideograph_lead(x, b[at + 1]) {
-                    f.letters.extend_from_slice(&b[at..at + 3]);
-                    chars += 1;
-                    f.count += 1;
-                    f.han += 1;
-                    at += 3;
-                    continue;
-                }
-                3
-            } else {
-                text[at..]
-                    .chars()
-                    .next()
-                    .expect("a character starts here")
-                    .len_utf8()
-            };
-            let c = text[at..at + len].chars().next().expect("one character");
+            // U+4E00..U+9FFF is a Han letter, copied as it is; other characters are decoded.
+            if is_ideograph_lead(x, b[at + 1]) {
+                f.letters.extend_from_slice(&b[at..at + 3]);
+                chars += 1;
+                f.count += 1;
+                f.han += 1;
+                at += 3;
+                continue;
+            }
+            let c = text[at..].chars().next().expect("a character starts here");
+            let len = c.len_utf8();
             if ends_fragment(c) {
                 close(f, &mut start, &mut chars);
             } else if is_word_char(c) {
