@@ -2,6 +2,8 @@
 //! (the long path of `auto` and `--method minhash`), in bulk as numpy arrays — the calls a
 //! distributed job makes per batch of texts.
 
+use std::collections::HashMap;
+
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
@@ -12,6 +14,7 @@ use rayon::prelude::*;
 
 use neardup::detect::Detector;
 use neardup::minhash::{MinHashDetector, MinHashDetectorOptions, Shingles};
+use neardup::sketch::lsh::band_key;
 
 use crate::arrays::{Array1, Array2, Pair};
 use crate::errors::{config, lib_error};
@@ -242,10 +245,18 @@ impl MinHash {
     /// from their signatures), so a pair that shares several buckets is reported once however
     /// the buckets are spread over partitions.
     ///
+    /// With ``collapse_identical``, nodes whose signatures are identical are paired with the
+    /// earliest of them only, and only that earliest one with the bucket's other nodes:
+    /// identical signatures share every bucket and estimate similarity 1, so the graph keeps
+    /// its components and every node its most similar earlier node (ties to the earliest),
+    /// while ``n`` copies cost ``n - 1`` pairs instead of ``n(n-1)/2``. The bucket size then
+    /// counts distinct signatures.
+    ///
     /// Returns ``(first, second, similarity, duplicate, bucket)``: the rows of the earlier
     /// and the later node (``numpy.uint32``), the estimated Jaccard similarity, whether it
     /// reaches the threshold, and the size of the bucket the pair was found in.
     /// ``ValueError`` when the arrays differ in length or a band is out of range.
+    #[pyo3(signature = (bands, keys, ranks, signatures, *, collapse_identical = false))]
     fn bucket_pairs<'py>(
         &self,
         py: Python<'py>,
@@ -253,10 +264,11 @@ impl MinHash {
         keys: PyReadonlyArray1<'py, i64>,
         ranks: PyReadonlyArray1<'py, i64>,
         signatures: PyReadonlyArray2<'py, u32>,
+        collapse_identical: bool,
     ) -> PyResult<BucketPairs<'py>> {
         let sigs = self.rows(&signatures, "signatures")?;
         let p = self.num_perm();
-        let (b, _) = self.det.params();
+        let (b, r) = self.det.params();
         let n = sigs.len() / p.max(1);
         let bands = bands.as_array().to_vec();
         let keys = keys.as_array().to_vec();
@@ -286,6 +298,7 @@ impl MinHash {
                 bands[x as usize] == bands[y as usize] && keys[x as usize] == keys[y as usize]
             };
             let mut found = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut lower, mut earliest) = (Vec::<u64>::new(), Vec::<usize>::new());
             let mut start = 0;
             while start < n {
                 let mut end = start + 1;
@@ -293,22 +306,58 @@ impl MinHash {
                     end += 1;
                 }
                 let bucket = &order[start..end];
-                // Band keys only of rows that share a bucket (most rows are alone in theirs).
-                let row_keys: Vec<Vec<u64>> = if bucket.len() > 1 {
-                    let sig = |x: u32| &sigs[x as usize * p..(x as usize + 1) * p];
-                    bucket.iter().map(|&x| det.band_keys(sig(x))).collect()
+                let band = bands[bucket[0] as usize] as usize;
+                if bucket.len() < 2 {
+                    start = end;
+                    continue; // most rows are alone in their bucket
+                }
+                let sig = |x: u32| &sigs[x as usize * p..(x as usize + 1) * p];
+                // The keys of the bands below this one, row after row: a pair whose keys
+                // agree in one of them is reported from there.
+                lower.clear();
+                for &x in bucket {
+                    let s = sig(x);
+                    lower.extend((0..band).map(|j| band_key(s, j, r)));
+                }
+                let lower_of = |at: usize| &lower[at * band..(at + 1) * band];
+                // Each row's earliest row of identical signature (itself when it is the
+                // first; rows are in rank order).
+                earliest.clear();
+                if collapse_identical {
+                    if bucket.len() <= 64 {
+                        for at in 0..bucket.len() {
+                            let s = sig(bucket[at]);
+                            let e = (0..at).find(|&e| earliest[e] == e && sig(bucket[e]) == s);
+                            earliest.push(e.unwrap_or(at));
+                        }
+                    } else {
+                        let mut first: HashMap<&[u32], usize> = HashMap::new();
+                        earliest.extend(
+                            (0..bucket.len()).map(|at| *first.entry(sig(bucket[at])).or_insert(at)),
+                        );
+                    }
                 } else {
-                    Vec::new()
-                };
+                    earliest.extend(0..bucket.len());
+                }
+                let size = earliest
+                    .iter()
+                    .enumerate()
+                    .filter(|&(at, &e)| at == e)
+                    .count();
                 for (at, &x) in bucket.iter().enumerate() {
-                    let (x, band) = (x as usize, bands[x as usize] as usize);
+                    if earliest[at] != at {
+                        continue; // a copy is paired with its earliest identical node only
+                    }
+                    let x = x as usize;
                     for (at_y, &y) in bucket.iter().enumerate().skip(at + 1) {
                         let y = y as usize;
                         if ranks[x] == ranks[y] {
                             continue; // one node's rows
                         }
-                        let (kx, ky) = (&row_keys[at][..band], &row_keys[at_y][..band]);
-                        if kx.iter().zip(ky).any(|(u, v)| u == v) {
+                        if earliest[at_y] != at_y && earliest[at_y] != at {
+                            continue;
+                        }
+                        if lower_of(at).iter().zip(lower_of(at_y)).any(|(u, v)| u == v) {
                             continue; // reported from a lower band
                         }
                         let (sim, dup) = det.confirm_signatures(
@@ -319,7 +368,7 @@ impl MinHash {
                         found.1.push(y as u32);
                         found.2.push(sim);
                         found.3.push(dup);
-                        found.4.push(bucket.len() as u32);
+                        found.4.push(size as u32);
                     }
                 }
                 start = end;

@@ -188,6 +188,64 @@ def test_bucket_pairs_are_every_candidate_pair_once(corpus):
         mh.bucket_pairs(np.zeros(2, np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64), sigs[:1])
 
 
+def test_bucket_pairs_collapse_identical_signatures_keeps_components_and_evidence(corpus):
+    """With exact copies among the rows, collapse_identical reports each copy once, paired with
+    its earliest identical node, and pairs only the earliest ones otherwise; the components and
+    every node's most similar earlier confirmed node are those of all the pairs."""
+    texts = [d["text"] for d in corpus]
+    texts += [t + " (copy)" for t in texts[::2]] + texts[::3] + texts[::3]  # exact copies
+    mh = neardup.MinHash()
+    sigs, keys, valid = mh.sketch(texts)
+    nodes = np.flatnonzero(valid)
+    bands = keys.shape[1]
+    rows = [(int(i), band, int(keys[i, band])) for i in nodes for band in range(bands)]
+    rng = np.random.default_rng(5)
+    rng.shuffle(rows)
+
+    def run(collapse):
+        got = {}
+        for part in range(3):
+            mine = [r for r in rows if hash((r[1], r[2])) % 3 == part]
+            node = np.array([r[0] for r in mine], dtype=np.int64)
+            first, second, sim, dup, _ = mh.bucket_pairs(
+                np.array([r[1] for r in mine], dtype=np.int32),
+                np.array([r[2] for r in mine], dtype=np.uint64).view(np.int64),
+                node,
+                sigs[node],
+                collapse_identical=collapse,
+            )
+            for f, s_, x, d in zip(first, second, sim, dup):
+                pair = (int(node[f]), int(node[s_]))
+                assert pair not in got, f"{pair} reported twice"
+                got[pair] = (float(x), bool(d))
+        return got
+
+    every, collapsed = run(False), run(True)
+    earliest = {}
+    for i in nodes:
+        earliest.setdefault(sigs[i].tobytes(), int(i))
+    copies = {int(i): earliest[sigs[i].tobytes()] for i in nodes if earliest[sigs[i].tobytes()] != i}
+    assert len(copies) > 20
+    want = {p: v for p, v in every.items() if p[0] not in copies and p[1] not in copies}
+    want.update({(r, c): (1.0, True) for c, r in copies.items()})
+    assert collapsed == want
+    assert len(collapsed) < len(every)
+
+    def clusters_and_evidence(pairs):
+        n = len(texts)
+        confirmed = [p for p, (_, d) in pairs.items() if d]
+        roots = neardup.components(
+            n, np.array([b for _, b in confirmed], np.int64), np.array([a for a, _ in confirmed], np.int64)
+        )
+        best = {}
+        for (a, b), (s_, d) in pairs.items():
+            if d:
+                best[b] = min(best.get(b, (2.0, n)), (-s_, a))
+        return roots.tolist(), best
+
+    assert clusters_and_evidence(collapsed) == clusters_and_evidence(every)
+
+
 def test_components_are_smallest_members():
     a = np.array([3, 5, 4, 6], dtype=np.int64)
     b = np.array([0, 3, 2, 6], dtype=np.int64)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -169,6 +170,53 @@ def test_planted_equals_cli_whatever_the_partitioning(spark, planted_docs, plant
     assert metrics["confirmed_pairs"] > 0
     assert (metrics["component_rounds"] == 0) == one_task
     assert metrics["distinct_signatures"] < metrics["documents"] - metrics["empty"]
+
+
+def test_exact_copies_reduced_past_the_held_rows_equal_cli(spark, planted_docs, planted_cli, monkeypatch):
+    """A candidates task that holds more than _HOLD_ROWS rows reduces exact copies to their
+    earliest node (so a bucket of many copies costs their names, not their rows): the same
+    decisions as the command."""
+    monkeypatch.setattr(nspark, "_HOLD_ROWS", 40)  # read on the driver, shipped with the function
+    out = nspark.dedup(_frame(spark, planted_docs, 3), position_col="pos")
+    assert_equals_cli(_by_position(out), planted_cli)
+
+
+def test_bucket_tasks_reducing_copies_find_the_same_pairs(planted_docs):
+    """The candidates stage's function without Spark: bucket rows (string nodes, exact copies
+    spread over many batches in random order) give the same pairs whether the task reduces
+    what it holds once, many times or never."""
+    import pyarrow as pa
+
+    docs = planted_docs + [dict(d, id=d["id"] + "~copy") for d in planted_docs[::2]]
+    mh = neardup.MinHash()
+    sigs, keys, valid = mh.sketch([d["text"] for d in docs])
+    rows = [(i, band) for i in range(len(docs)) if valid[i] for band in range(keys.shape[1])]
+    random.Random(11).shuffle(rows)
+    entry = sigs.astype(np.uint8)  # 8-bit entries, as the sketch stage ships them
+    batches = [
+        pa.RecordBatch.from_arrays(
+            [
+                pa.array([docs[i]["id"] for i, _ in chunk]),
+                pa.array([entry[i].tobytes() for i, _ in chunk], pa.binary()),
+                pa.array([b for _, b in chunk], pa.int32()),
+                pa.array([int(keys[i, b]) for i, b in chunk], pa.uint64()).cast(pa.int64(), safe=False),
+            ],
+            names=["node", "sig", "band", "key"],
+        )
+        for chunk in (rows[at : at + 97] for at in range(0, len(rows), 97))
+    ]
+
+    def pairs(hold_rows):
+        run = nspark._bucket_partitions({"threshold": 0.6, "num_perm": 128}, hold_rows)
+        out = pa.Table.from_batches(list(run(iter(batches)))).to_pylist()
+        found = {(r["a"], r["b"]): (r["similarity"], r["confirmed"], r["copy"], None if r["copy"] else r["k"]) for r in out}
+        assert len(found) == len(out), "a pair reported twice"
+        return found
+
+    whole = pairs(len(rows) + 1)
+    assert sum(v[2] for v in whole.values()) > 100  # many exact copies
+    assert pairs(500) == whole  # reduced many times
+    assert pairs(len(rows) // 2) == whole  # reduced once
 
 
 def test_keep_longest_equals_cli(spark, planted_docs, tmp_path, run_cli):

@@ -132,6 +132,8 @@ class MinHash:
         keys: npt.NDArray[np.int64],
         ranks: npt.NDArray[np.int64],
         signatures: npt.NDArray[np.uint32],
+        *,
+        collapse_identical: bool = ...,
     ) -> tuple[
         npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.uint32]
     ]: ...

@@ -8,35 +8,36 @@ same evidence (``matched``, ``similarity``), the same kept document per cluster 
 Stages (each materialised once; ``metrics=`` receives their wall times and sizes):
 
 1. **sketch** — per Arrow batch (``mapInArrow``), :meth:`neardup.MinHash.sketch_utf8` on the
-   texts where Arrow holds them: the
-   signature (``num_perm`` entries of ``bits`` bits, kept as ``bits / 8 · num_perm`` bytes: 128
-   by default), the LSH band keys and whether
-   anything was left of the text after normalisation. Pure, so any executor and any
-   partitioning give the same arrays.
-2. **collapse** — documents with identical signatures are one node, represented by their
-   earliest document. This is exact, not a heuristic: identical signatures share every band
-   key (so they are candidates of each other) and estimate Jaccard 1 (so they are confirmed),
-   and any third document is a candidate of, and confirmed against, all of them or none.
-   Collapsing them first keeps a bucket of many exact copies from producing pairs
-   quadratically.
-3. **candidates** — each node's row in every band, ``(band, key, node, signature)``,
+   texts where Arrow holds them: the signature (``num_perm`` entries of ``bits`` bits, kept as
+   ``bits / 8 · num_perm`` bytes: 128 by default), the LSH band keys and whether anything was
+   left of the text after normalisation. Pure, so any executor and any partitioning give the
+   same arrays. The job that computes (and caches) them also checks the input: null ids,
+   positions or texts and repeated positions raise here, naming the column.
+2. **candidates** — each document's row in every band, ``(band, key, node, signature)``,
    partitioned by band key (one shuffle); in each partition,
    :meth:`neardup.MinHash.bucket_pairs` pairs every two nodes of a bucket and confirms them
    with the detector's own confirmation (estimated Jaccard ≥ threshold), reporting a pair only
    from the lowest band its two nodes share, so each is counted and confirmed once however
-   many bands they share. Confirmed pairs are the edges of the near-duplicate graph. (A
-   bucket of ``k`` *distinct* signatures still yields ``k(k-1)/2`` pairs: confirmation is not
-   transitive, so no pair of a bucket can be skipped without changing the graph;
-   ``metrics["largest_bucket"]`` reports the largest bucket a pair was found in.) The
-   shuffle carries each distinct signature once a band (18 × 128 bytes by default), in at
-   least ``spark.sql.shuffle.partitions`` partitions and enough that none holds more than a
-   million rows (a task's Python worker holds its partition: ~150 MB).
-4. **components** — connected components: on one task, by union-find in memory
+   many bands they share. Confirmed pairs are the edges of the near-duplicate graph.
+   Documents with identical signatures are paired with the earliest of them only
+   (``collapse_identical``). This is exact, not a heuristic: identical signatures share every
+   band key (so they are candidates of each other) and estimate Jaccard 1 (so they are
+   confirmed), and any third document is a candidate of, and confirmed against, all of them
+   or none; so ``n`` exact copies cost ``n - 1`` pairs, not ``n(n-1)/2``. (A bucket of ``k``
+   *distinct* signatures still yields ``k(k-1)/2`` pairs: confirmation is not transitive, so
+   no pair of a bucket can be skipped without changing the graph;
+   ``metrics["largest_bucket"]`` reports the most distinct signatures of a bucket a pair was
+   found in.) The shuffle carries each document's signature once a band (18 × 128 bytes by
+   default), in at least ``spark.sql.shuffle.partitions`` partitions and enough that none
+   holds more than a million rows (a task's Python worker holds its partition: ~150 MB).
+   A task that holds more (one bucket can hold any number of exact copies) reduces exact
+   copies to their earliest node as it reads: a copy then costs its node's name, not its row.
+3. **components** — connected components: on one task, by union-find in memory
    (:func:`neardup.components`), when at most ``max_edges_on_one_task`` pairs were confirmed
    (10 million by default); else by alternating *large-star* and *small-star* rounds (Kiveris
    et al., "Connected Components in MapReduce and Beyond", 2014), written with DataFrame
    operations, until the edges form stars around each component's smallest node.
-5. **assemble** — cluster, kept document and evidence per row, joined back to the input.
+4. **assemble** — cluster, kept document and evidence per row, joined back to the input.
 
 Order. The command decides documents in input order; here the order is ``position_col`` when
 given (unique, non-null), else ``id_col`` (then ids must be unique). The order must be data,
@@ -86,11 +87,13 @@ OUTPUT_COLUMNS = ("duplicate_of", "cluster", "keep", "matched", "similarity", "e
 
 # Internal column names (never visible in the result).
 _POS, _ID, _TEXT = "__nd_pos", "__nd_id", "__nd_text"
-_SIG, _KEYS, _VALID, _CHARS, _REP = "__nd_sig", "__nd_keys", "__nd_valid", "__nd_chars", "__nd_rep"
+_SIG, _KEYS, _VALID, _CHARS = "__nd_sig", "__nd_keys", "__nd_valid", "__nd_chars"
 _NULL = "__nd_null"
 
 #: Bucket rows (a node's signature and key in one band) a candidates partition holds at most.
 _BUCKET_ROWS = 1_000_000
+#: Rows a candidates task holds before it reduces exact copies to their earliest node.
+_HOLD_ROWS = _BUCKET_ROWS
 
 _ORDERABLE = (T.IntegralType, T.StringType, T.DecimalType, T.DateType, T.TimestampType)
 
@@ -146,24 +149,27 @@ def _null_texts(text_col: str, count: int) -> ValueError:
     )
 
 
-def _check_rows(df: DataFrame, id_col: str, position_col: Optional[str]) -> int:
-    """One aggregation over the input (its ids and positions: the texts are not read here; the
-    sketch stage counts their nulls): no null id or position, and unique positions. Returns
-    the number of rows."""
-    pos = position_col or id_col
+def _check_sketches(sketches: DataFrame, text_col: str, id_col: str, position_col: Optional[str]) -> tuple[int, int]:
+    """One job over the sketch stage's table, which it computes and caches: no null id,
+    position or text, and unique positions. Returns the number of rows and of empty texts
+    (nothing left after normalisation)."""
 
-    def nulls(c: str) -> Column:
-        return F.sum(F.col(c).isNull().cast("long"))
+    def total(c: Column) -> Column:
+        return F.sum(c.cast("long"))
 
-    per = df.groupBy(F.col(pos).alias(_POS)).agg(
+    per = sketches.groupBy(_POS).agg(
         F.count(F.lit(1)).alias("n"),
-        nulls(id_col).alias("id_nulls"),
+        total(F.col(_ID).isNull()).alias("id_nulls"),
+        total(F.col(_NULL)).alias("text_nulls"),
+        total(~F.col(_VALID)).alias("empty"),
     )
     row = per.agg(
         F.coalesce(F.sum("n"), F.lit(0)).alias("rows"),
         F.coalesce(F.sum("id_nulls"), F.lit(0)).alias("id_nulls"),
         F.coalesce(F.sum(F.when(F.col(_POS).isNull(), F.col("n"))), F.lit(0)).alias("pos_nulls"),
         F.max(F.when(F.col(_POS).isNotNull() & (F.col("n") > 1), F.struct("n", _POS))).alias("dup"),
+        F.coalesce(F.sum("text_nulls"), F.lit(0)).alias("text_nulls"),
+        F.coalesce(F.sum("empty"), F.lit(0)).alias("empty"),
     ).collect()[0]
     if row["id_nulls"]:
         raise ValueError(
@@ -187,7 +193,9 @@ def _check_rows(df: DataFrame, id_col: str, position_col: Optional[str]) -> int:
             f"position column {position_col!r} is not unique ({value!r} appears {n} times); "
             f"positions order the documents and must be unique"
         )
-    return int(row["rows"])
+    if row["text_nulls"]:
+        raise _null_texts(text_col, int(row["text_nulls"]))
+    return int(row["rows"]), int(row["empty"])
 
 
 _ENTRY_TYPES = {1: "u1", 2: "<u2", 4: "<u4"}
@@ -265,33 +273,95 @@ def _sketch_partitions(options: Dict[str, Any], longest: bool):
     return run
 
 
-def _bucket_partitions(options: Dict[str, Any]):
+def _collapse_held(table: pa.Table) -> tuple[pa.Table, pa.Array, pa.Array]:
+    """Bucket rows ``(node, sig, band, key)`` with identical signatures in a bucket reduced to
+    the earliest node: the reduced rows, and each dropped band-0 row's node with the node it
+    was reduced to (a copy's one pair is reported from band 0; its rows in other bands give
+    no pair)."""
+    schema = table.schema
+    table = table.rename_columns(["node", "sig", "band", "key"])
+    earliest = table.group_by(["band", "key", "sig"]).aggregate([("node", "min")])
+    first = table.filter(pc.equal(table.column("band"), 0)).join(earliest, keys=["band", "key", "sig"])
+    dropped = first.filter(pc.not_equal(first.column("node"), first.column("node_min")))
+    reduced = pa.table(
+        [earliest.column("node_min"), earliest.column("sig"), earliest.column("band"), earliest.column("key")],
+        names=schema.names,
+    ).cast(schema)
+    return reduced, dropped.column("node").combine_chunks(), dropped.column("node_min").combine_chunks()
+
+
+def _earliest(nodes: pa.Array, members: pa.Array, parents: pa.Array) -> pa.Array:
+    """``nodes`` followed up ``members[i] → parents[i]`` (each member has one parent, earlier
+    than it) until a node that is no member: the earliest node of each one's signature."""
+    while True:
+        at = pc.index_in(nodes, value_set=members)
+        if at.null_count == len(at):
+            return nodes
+        nodes = pc.if_else(pc.is_null(at), nodes, parents.take(at))
+
+
+def _bucket_partitions(options: Dict[str, Any], hold_rows: int):
     """The candidates stage's function for ``mapInArrow`` over partitions of bucket rows
     ``(node, sig, band, key)``, every row of a bucket in one partition: each candidate pair
-    once, confirmed, as ``(a, b, similarity, confirmed, k)`` (:meth:`neardup.MinHash.bucket_pairs`;
-    ``a`` the earlier node, ``k`` the bucket's size)."""
+    once, confirmed, as ``(a, b, similarity, confirmed, k, copy)``
+    (:meth:`neardup.MinHash.bucket_pairs`, identical signatures collapsed; ``a`` the earlier
+    node, ``k`` the bucket's distinct signatures, ``copy``: the two signatures are identical).
+
+    The partition is held in memory. Past ``hold_rows`` rows, the rows held are reduced to one
+    per bucket and signature (:func:`_collapse_held`; a copy keeps only the name of the
+    node it was reduced to), so exact copies, however many land in one bucket, cost their
+    node's name rather than their rows; rows of distinct signatures are kept whole."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        held = [b for b in batches if b.num_rows]
+        held: List[pa.RecordBatch] = []
+        held_rows, bound = 0, hold_rows
+        copies: List[pa.Array] = []  # dropped copies and the nodes they were reduced to
+        reduced_to: List[pa.Array] = []
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            held.append(batch)
+            held_rows += batch.num_rows
+            if held_rows > bound:
+                table, node, to = _collapse_held(pa.Table.from_batches(held))
+                held, held_rows = table.to_batches(), table.num_rows
+                copies.append(node)
+                reduced_to.append(to)
+                bound = max(bound, 2 * held_rows)  # rows that did not reduce are not read again soon
         if not held:
             return
         mh = MinHash(**options)
         table = pa.Table.from_batches(held)
         node, sig, band, key = (table.column(i).combine_chunks() for i in range(4))
         ranks = pc.rank(node, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
+        sigs = _signature_rows(sig, mh.num_perm, mh.bits)
         first, second, sim, dup, k = mh.bucket_pairs(
             band.to_numpy().astype(np.int32),
             key.to_numpy().astype(np.int64),
             ranks,
-            _signature_rows(sig, mh.num_perm, mh.bits),
+            sigs,
+            collapse_identical=True,
         )
         a, b = node.take(pa.array(first)), node.take(pa.array(second))
-        cols = [pa.array(sim), pa.array(dup), pa.array(k.astype(np.int32))]
+        copy = (sigs[first] == sigs[second]).all(axis=1)
+        cols = [pa.array(sim), pa.array(dup), pa.array(k.astype(np.int32)), pa.array(copy)]
+        if copies:
+            # each dropped copy paired with the earliest node of its signature: what it was
+            # reduced to, followed through later reductions and the copy pairs just found
+            dropped = pa.concat_arrays(copies)
+            is_copy = pa.array(copy)
+            members = pa.concat_arrays([dropped, b.filter(is_copy)])
+            parents = pa.concat_arrays(reduced_to + [a.filter(is_copy)])
+            earliest = _earliest(pa.concat_arrays(reduced_to), members, parents)
+            n = len(dropped)
+            a, b = pa.concat_arrays([a, earliest]), pa.concat_arrays([b, dropped])
+            extra = [np.ones(n), np.ones(n, dtype=bool), np.ones(n, dtype=np.int32), np.ones(n, dtype=bool)]
+            cols = [pa.concat_arrays([c, pa.array(e)]) for c, e in zip(cols, extra)]
         step = 1 << 16
-        for at in range(0, len(first), step):
+        for at in range(0, len(a), step):
             yield pa.RecordBatch.from_arrays(
                 [a.slice(at, step), b.slice(at, step), *(c.slice(at, step) for c in cols)],
-                names=["a", "b", "similarity", "confirmed", "k"],
+                names=["a", "b", "similarity", "confirmed", "k", "copy"],
             )
 
     return run
@@ -411,8 +481,8 @@ def dedup(
     options of :class:`neardup.Fingerprinter`) configure :class:`neardup.MinHash`. ``metrics``,
     when a dict, receives each stage's wall seconds and the sizes of its tables.
 
-    ``max_edges_on_one_task``: when at most this many pairs are confirmed, one task forms the
-    clusters in memory (union-find; about 50 bytes an edge in its Python worker); above it,
+    ``max_edges_on_one_task``: when at most this many pairs are confirmed (a document
+    identical to an earlier one counts one), one task forms the clusters in memory (union-find; about 50 bytes an edge in its Python worker); above it,
     large-star/small-star rounds on the cluster do (``metrics["component_rounds"]``: 0 for the
     single task). Both give the same clusters.
 
@@ -441,19 +511,15 @@ def dedup(
         m[f"{stage}_seconds"] = now - clock
         clock = now
 
-    m["documents"] = _check_rows(df, id_col, position_col)
-    m["bands"], m["rows"] = mh.params
-    lap("validate")
-
-    # 1. sketch
+    # 1. sketch; the job that computes (and caches) the sketches also checks the input
     pos = position_col or id_col
     source = df.select(
         F.col(pos).alias(_POS), F.col(id_col).alias(_ID), F.col(text_col).alias(_TEXT)
     )
     sketch_schema = T.StructType(
         [
-            T.StructField(_POS, pos_type, False),
-            T.StructField(_ID, id_type, False),
+            T.StructField(_POS, pos_type, True),  # nulls are refused by _check_sketches
+            T.StructField(_ID, id_type, True),
             T.StructField(_SIG, T.BinaryType(), False),
             T.StructField(_KEYS, T.ArrayType(T.LongType(), False), False),
             T.StructField(_VALID, T.BooleanType(), False),
@@ -461,45 +527,37 @@ def dedup(
             T.StructField(_NULL, T.BooleanType(), False),
         ]
     )
-    sketches, _ = _persist(source.mapInArrow(_sketch_partitions(mh_options, keep == "longest"), sketch_schema))
-    lap("sketch")
-
-    # 2. collapse identical signatures to their earliest document. Equivalent to keeping them
-    # apart: identical signatures have the same band keys (candidates of each other) and
-    # estimate Jaccard 1 ≥ threshold (confirmed), so they are one component; a third document
-    # shares a band with, and is confirmed against, all of them or none; and the command's
-    # evidence for a later copy is its earliest identical document (similarity 1, the maximum,
-    # ties to the earliest). So n exact copies cost one node, not n(n-1)/2 pairs.
-    by_sig = Window.partitionBy(_VALID, _SIG)
-    docs = sketches.withColumn(_REP, F.when(F.col(_VALID), F.min(_POS).over(by_sig))).persist(
+    docs = source.mapInArrow(_sketch_partitions(mh_options, keep == "longest"), sketch_schema).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    sizes = docs.agg(
-        F.sum((~F.col(_VALID)).cast("long")).alias("empty"),
-        F.sum((F.col(_POS) == F.col(_REP)).cast("long")).alias("nodes"),
-        F.sum(F.col(_NULL).cast("long")).alias("text_nulls"),
-    ).collect()[0]
-    if sizes["text_nulls"]:
-        for t in (sketches, docs):
-            t.unpersist()
-        raise _null_texts(text_col, int(sizes["text_nulls"]))
-    m["empty"], m["distinct_signatures"] = int(sizes["empty"] or 0), int(sizes["nodes"] or 0)
-    sketches.unpersist()
-    nodes = docs.where(F.col(_POS) == F.col(_REP)).select(F.col(_POS).alias("node"), _SIG, _KEYS)
-    lap("collapse")
+    try:
+        m["documents"], m["empty"] = _check_sketches(docs, text_col, id_col, position_col)
+    except ValueError:
+        docs.unpersist()
+        raise
+    m["bands"], m["rows"] = mh.params
+    lap("sketch")
 
-    # 3. candidates, confirmed: every node's row in each band, grouped by band key (one
+    # 2. candidates, confirmed: every document's row in each band, grouped by band key (one
     # shuffle); each bucket's pairs found and confirmed where the bucket lies, each pair once
-    # (from the lowest band its two nodes share)
+    # (from the lowest band its two nodes share). Documents with identical signatures are
+    # paired with the earliest of them only (bucket_pairs' collapse_identical): identical
+    # signatures share every band key (candidates of each other) and estimate Jaccard 1 ≥
+    # threshold (confirmed), so they are one component; a third document is a candidate of,
+    # and confirmed against, all of them or none; and the command's evidence for a later copy
+    # is its earliest identical document (similarity 1, the maximum, ties to the earliest).
+    # So n exact copies cost n - 1 pairs, not n(n-1)/2.
     # A partition's rows are held at once by its Python worker: at most ~_BUCKET_ROWS of them
     # (~150 bytes each), however large the input.
     try:
         shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     except ValueError:  # a setting such as "auto"
         shuffle = 200
-    parts = max(shuffle, -(-m["distinct_signatures"] * m["bands"] // _BUCKET_ROWS))
-    rows = nodes.select("node", _SIG, F.posexplode(_KEYS).alias("band", "key")).repartition(
-        parts, "band", "key"
+    parts = max(shuffle, -(-(m["documents"] - m["empty"]) * m["bands"] // _BUCKET_ROWS))
+    rows = (
+        docs.where(F.col(_VALID))
+        .select(F.col(_POS).alias("node"), _SIG, F.posexplode(_KEYS).alias("band", "key"))
+        .repartition(parts, "band", "key")
     )
     pair_schema = T.StructType(
         [
@@ -508,22 +566,27 @@ def dedup(
             T.StructField("similarity", T.DoubleType(), False),
             T.StructField("confirmed", T.BooleanType(), False),
             T.StructField("k", T.IntegerType(), False),
+            T.StructField("copy", T.BooleanType(), False),
         ]
     )
-    pairs = rows.mapInArrow(_bucket_partitions(mh_options), pair_schema).persist(StorageLevel.MEMORY_AND_DISK)
+    pairs = rows.mapInArrow(_bucket_partitions(mh_options, _HOLD_ROWS), pair_schema).persist(StorageLevel.MEMORY_AND_DISK)
     sizes = pairs.agg(
         F.count(F.lit(1)).alias("pairs"),
         F.sum(F.col("confirmed").cast("long")).alias("confirmed"),
-        F.max("k").alias("largest"),
+        F.sum(F.col("copy").cast("long")).alias("copies"),
+        F.max(F.when(~F.col("copy"), F.col("k"))).alias("largest"),
     ).collect()[0]
-    m["candidate_pairs"], m["largest_bucket"] = int(sizes["pairs"]), int(sizes["largest"] or 0)
-    m["confirmed_pairs"] = int(sizes["confirmed"] or 0)
+    copies = int(sizes["copies"] or 0)  # one pair for each document identical to an earlier one
+    m["distinct_signatures"] = m["documents"] - m["empty"] - copies
+    m["candidate_pairs"] = int(sizes["pairs"]) - copies  # between distinct signatures
+    m["largest_bucket"] = int(sizes["largest"] or 0)
+    m["confirmed_pairs"] = int(sizes["confirmed"] or 0) - copies
     edges = pairs.where(F.col("confirmed")).select("a", "b", "similarity")
     lap("candidates")
 
-    # 4. components over the nodes
+    # 3. components over the documents
     linked = edges.select(F.col("b").alias("u"), F.col("a").alias("v"))
-    if m["confirmed_pairs"] <= max_edges_on_one_task:
+    if m["confirmed_pairs"] + copies <= max_edges_on_one_task:
         root_schema = T.StructType(
             [T.StructField("u", pos_type, False), T.StructField("root", pos_type, False)]
         )
@@ -533,25 +596,23 @@ def dedup(
         roots, m["component_rounds"] = _components(linked)
     lap("components")
 
-    # 5. per document: cluster, evidence, kept document
-    best = edges.groupBy(F.col("b").alias("node")).agg(
+    # 4. per document: cluster, evidence, kept document
+    best = edges.groupBy(F.col("b").alias(_POS)).agg(
         F.min(F.struct((-F.col("similarity")).alias("s"), F.col("a").alias("a"))).alias("best")
     )
-    valid, me, rep = F.col(_VALID), F.col(_POS), F.col(_REP)
+    valid, me = F.col(_VALID), F.col(_POS)
     res = (
-        docs.select(_POS, _ID, _VALID, _CHARS, _REP)
-        .join(roots.withColumnRenamed("u", _REP), _REP, "left")
-        .join(best.withColumnRenamed("node", _REP), _REP, "left")
+        docs.select(_POS, _ID, _VALID, _CHARS)
+        .join(roots.withColumnRenamed("u", _POS), _POS, "left")
+        .join(best, _POS, "left")
         .select(
             me,
             F.col(_ID),
             F.col(_CHARS),
             (~valid).alias("empty"),
-            F.when(valid, F.coalesce(F.col("root"), rep)).otherwise(me).alias("cluster"),
-            F.when(valid & (me != rep), rep).otherwise(F.col("best.a")).alias("matched_pos"),
-            F.when(valid & (me != rep), F.lit(1.0))
-            .otherwise(-F.col("best.s"))
-            .alias("similarity"),
+            F.coalesce(F.col("root"), me).alias("cluster"),
+            F.col("best.a").alias("matched_pos"),
+            (-F.col("best.s")).alias("similarity"),
         )
     )
     if keep == "first":
