@@ -41,6 +41,8 @@ def main() -> None:
     )
     ap.add_argument("--minhash-bits", type=int, default=None,
                     help="bits kept of each signature entry, in both (default: the detector's, 8)")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting (repeatable), e.g. spark.shuffle.compress=false")
     args = ap.parse_args()
     bits = [] if args.minhash_bits is None else ["--minhash-bits", str(args.minhash_bits)]
     options = {} if args.minhash_bits is None else {"bits": args.minhash_bits}
@@ -85,7 +87,7 @@ def main() -> None:
     cli = [json.loads(line) for line in out.splitlines()]
     print(f"command: {cli_seconds:.2f} s, {nbytes / 1e6 / cli_seconds:.2f} MB/s")
 
-    spark = (
+    builder = (
         SparkSession.builder.master(args.master)
         .config("spark.sql.shuffle.partitions", str(args.partitions))
         .config("spark.ui.enabled", "false")
@@ -93,8 +95,13 @@ def main() -> None:
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.files.maxPartitionBytes", str(max(1 << 20, nbytes // args.partitions)))
-        .getOrCreate()
     )
+    for setting in args.conf:  # after the defaults, so they can be overridden
+        key, sep, value = setting.partition("=")
+        if not sep:
+            ap.error(f"--conf {setting!r}: write KEY=VALUE")
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     for run in ("warm-up", "measured"):  # the first run warms the JVM and the Python workers
         df = spark.read.parquet(str(work / "in"))
