@@ -194,6 +194,7 @@ def test_bucket_pairs_collapse_identical_signatures_keeps_components_and_evidenc
     every node's most similar earlier confirmed node are those of all the pairs."""
     texts = [d["text"] for d in corpus]
     texts += [t + " (copy)" for t in texts[::2]] + texts[::3] + texts[::3]  # exact copies
+    texts += [texts[1]] * 70  # a bucket of more than 64 rows (found by hashing, not by scanning)
     mh = neardup.MinHash()
     sigs, keys, valid = mh.sketch(texts)
     nodes = np.flatnonzero(valid)
