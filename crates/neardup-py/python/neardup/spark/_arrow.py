@@ -164,7 +164,7 @@ def _bucket_partitions(options: Dict[str, Any], hold_rows: int):
             # each dropped copy paired with the earliest node of its signature: what it was
             # reduced to, followed through later reductions and the copy pairs just found
             dropped = pa.concat_arrays(copies)
-            is_copy = pa.array(copy)
+            is_copy = cols[3]
             members = pa.concat_arrays([dropped, b.filter(is_copy)])
             parents = pa.concat_arrays(reduced_to + [a.filter(is_copy)])
             earliest = _earliest(pa.concat_arrays(reduced_to), members, parents)
